@@ -1,0 +1,56 @@
+"""Conversation messages handed to an adapter (CONTRACT §0), discriminated by ``role``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field
+
+from ._model import ContractModel
+
+
+class ThinkingContent(ContractModel):
+    """Reasoning text of a step. ``signature`` carries the provider's opaque proof where it has one (MSG-08)."""
+
+    content: str
+    signature: str | None = None
+
+
+class ToolCallInfo(ContractModel):
+    """A tool call made by the assistant earlier in the conversation."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class SystemMessage(ContractModel):
+    role: Literal["system"] = "system"
+    content: str
+
+
+class UserMessage(ContractModel):
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(ContractModel):
+    role: Literal["assistant"] = "assistant"
+    content: str
+    tool_calls: list[ToolCallInfo] | None = None
+    thinking: ThinkingContent | None = None
+
+
+class ToolMessage(ContractModel):
+    """The result of one tool call, linked to it by ``tool_call_id``."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    tool_name: str
+    content: str
+
+
+Message = Annotated[
+    Union[SystemMessage, UserMessage, AssistantMessage, ToolMessage],
+    Field(discriminator="role"),
+]

@@ -1,0 +1,54 @@
+"""What an adapter author hands the harness: how to build the adapter, what it speaks, what it can do."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .adapter import LLMAdapter
+
+Capability = Literal[
+    "thinking",  # returns reasoning in `thinking` (RES-08, STR-03)
+    "parallel_tool_calls",  # returns several tool calls from one response (RES-06)
+    "retries",  # honours config.max_retries itself (CFG-03..05)
+    "caching",  # implements config.caching='auto' (CACHE-02..04)
+    "abort",  # honours abort_signal (AB-01..03)
+    "non_streaming",  # also offers a non-streaming mode (STOP-03)
+]
+CAPABILITIES: tuple[str, ...] = Capability.__args__  # type: ignore[attr-defined]
+
+RecordMode = Literal["none", "once", "new", "rewrite"]
+
+
+@dataclass(frozen=True)
+class AdapterContext:
+    """Handed to the factory for every scenario run. In replay ``api_key`` is a dummy."""
+
+    api_key: str
+    base_url: str
+    record_mode: RecordMode = "none"
+    scripted_responses: tuple[Any, ...] = ()
+    """Only for the ``scripted`` wire profile (the MockLLMAdapter): the results to play back."""
+
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    """Everything the harness needs to run the suite against one adapter."""
+
+    name: str
+    factory: Callable[[AdapterContext], LLMAdapter]
+    wire_profile: str
+    model: str
+    capabilities: frozenset[str] = field(default_factory=frozenset)
+    cassette_dir: Path | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.capabilities) - set(CAPABILITIES)
+        if unknown:
+            raise ValueError(
+                f"AdapterSpec {self.name!r}: unknown capabilities {sorted(unknown)}; "
+                f"known: {', '.join(CAPABILITIES)}"
+            )
