@@ -1,0 +1,97 @@
+"""Find the AdapterSpec behind ``--adapter=NAME``: built-in, entry point, module, or ``pkg.module:attr``."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from .contract.spec import AdapterSpec
+
+ENTRY_POINT_GROUP = "helix_conformance.adapters"
+BUILTINS: dict[str, str] = {
+    "openai": "reference_adapters.openai_chat:spec",
+    "mock": "helix_conformance.testing:mock_spec",
+}
+
+
+class AdapterNotFound(Exception):
+    """The name resolves to nothing usable; the message says why and what is available."""
+
+
+@dataclass(frozen=True)
+class ResolvedAdapter:
+    spec: AdapterSpec
+    target: str
+    """Where the spec came from, e.g. ``reference_adapters.openai_chat:spec``."""
+    origin: str
+    """``built-in``, ``entry point``, ``module`` or ``module:attr``."""
+
+
+def available() -> dict[str, str]:
+    """Adapter names a user can pass, with their targets."""
+    names = dict(BUILTINS)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        names.setdefault(ep.name, ep.value)
+    return names
+
+
+def _load_target(target: str, name: str) -> Any:
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise AdapterNotFound(f"--adapter={name}: cannot import {module_name!r}: {exc}") from exc
+    if not attr:
+        for candidate in ("spec", "adapter_spec"):
+            if hasattr(module, candidate):
+                return getattr(module, candidate)
+        raise AdapterNotFound(
+            f"--adapter={name}: module {module_name!r} has no `spec` attribute; expose an AdapterSpec as "
+            f"`spec`, or name it explicitly as {module_name}:ATTRIBUTE"
+        )
+    try:
+        obj: Any = module
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        raise AdapterNotFound(f"--adapter={name}: {module_name!r} has no attribute {attr!r}") from None
+    return obj
+
+
+def _as_spec(obj: Any, name: str, target: str) -> AdapterSpec:
+    if isinstance(obj, AdapterSpec):
+        return obj
+    if callable(obj) and not isinstance(obj, type):
+        made = obj()
+        if isinstance(made, AdapterSpec):
+            return made
+        obj = made
+    raise AdapterNotFound(
+        f"--adapter={name}: {target} is a {type(obj).__name__}, not a helix_conformance.contract.AdapterSpec "
+        "(or a function returning one)"
+    )
+
+
+def resolve_adapter(name: str) -> ResolvedAdapter:
+    names = available()
+    if name in names:
+        target = names[name]
+        origin = "built-in" if name in BUILTINS else "entry point"
+        return ResolvedAdapter(_as_spec(_load_target(target, name), name, target), target, origin)
+    if ":" in name:
+        return ResolvedAdapter(_as_spec(_load_target(name, name), name, name), name, "module:attr")
+    if "." in name or importlib.util.find_spec(name) is not None:
+        try:
+            obj = _load_target(name, name)
+        except AdapterNotFound:
+            raise
+        return ResolvedAdapter(_as_spec(obj, name, name), name, "module")
+    listing = ", ".join(sorted(names))
+    raise AdapterNotFound(
+        f"--adapter={name}: unknown adapter. Available: {listing}. You can also pass an importable module "
+        f"exposing `spec` (mypkg.adapter), an attribute (mypkg.adapter:spec), or register an entry point in "
+        f"group {ENTRY_POINT_GROUP!r}."
+    )

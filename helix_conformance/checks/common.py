@@ -1,0 +1,109 @@
+"""Predicates and comparisons shared by the check modules."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..contract import (
+    ErrorStepResult,
+    HelixError,
+    StructuredOutputStepResult,
+    TextStepResult,
+    ToolCallsStepResult,
+)
+from ..profiles.base import WireProfile
+from ..scenarios.model import Scenario, Stream, StreamError, Text
+from .registry import Applies
+
+
+def expects(*types: str) -> Applies:
+    return lambda s, p: s.expect.type in types
+
+
+def tagged(*tags: str) -> Applies:
+    return lambda s, p: bool(s.tags & set(tags))
+
+
+def named(*ids: str) -> Applies:
+    return lambda s, p: s.id in ids
+
+
+def both(*predicates: Applies) -> Applies:
+    return lambda s, p: all(pred(s, p) for pred in predicates)
+
+
+def either(*predicates: Applies) -> Applies:
+    return lambda s, p: any(pred(s, p) for pred in predicates)
+
+
+def not_(predicate: Applies) -> Applies:
+    return lambda s, p: not predicate(s, p)
+
+
+def on_profiles(*names: str) -> Applies:
+    return lambda s, p: p.name in names
+
+
+def streamed_parts(scenario: Scenario) -> list[Any]:
+    parts: list[Any] = []
+    for exchange in scenario.exchanges:
+        if isinstance(exchange.response, (Stream, StreamError)):
+            parts.extend(exchange.response.parts)
+    return parts
+
+
+def text_events(scenario: Scenario) -> int:
+    return sum(len(p.chunks) for p in streamed_parts(scenario) if isinstance(p, Text))
+
+
+def has_part(kind: type) -> Applies:
+    return lambda s, p: any(isinstance(part, kind) for part in streamed_parts(s))
+
+
+def sends_request(scenario: Scenario, profile: WireProfile) -> bool:
+    return any(not e.optional for e in scenario.exchanges)
+
+
+def has_recorded_stream(scenario: Scenario, profile: WireProfile) -> bool:
+    return bool(scenario.recorded_exchanges) or any(
+        type(e.response).__name__ == "Reuse" and e.fault is None for e in scenario.exchanges
+    )
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality that keeps JSON types apart (5 vs 5.0 vs True)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def describe_result(result: Any) -> dict[str, Any]:
+    """A comparable summary of a StepResult (STR-09/10 compare these across runs)."""
+    if isinstance(result, TextStepResult):
+        return {"type": "text", "content": result.content, "thinking": _thinking(result.thinking),
+                "stop_reason": result.stop_reason, "should_stop": result.should_stop}
+    if isinstance(result, ToolCallsStepResult):
+        return {"type": "tool_calls", "content": result.content, "thinking": _thinking(result.thinking),
+                "tool_calls": [(c.id, c.name, json.dumps(c.arguments, sort_keys=True)) for c in result.tool_calls],
+                "stop_reason": result.stop_reason, "should_stop": result.should_stop}
+    if isinstance(result, StructuredOutputStepResult):
+        return {"type": "structured_output", "output": json.dumps(result.output, sort_keys=True, default=repr),
+                "thinking": _thinking(result.thinking), "stop_reason": result.stop_reason}
+    if isinstance(result, ErrorStepResult):
+        error = result.error
+        return {"type": "error", "code": getattr(error, "code", None),
+                "retryable": getattr(error, "retryable", None), "error_class": type(error).__name__}
+    return {"type": f"<not a StepResult: {type(result).__name__}>"}
+
+
+def _thinking(thinking: Any) -> str | None:
+    return getattr(thinking, "content", None)
+
+
+def error_of(result: Any) -> HelixError | Exception | None:
+    return result.error if isinstance(result, ErrorStepResult) else None
+
+
+def short(result: Any) -> str:
+    summary = describe_result(result)
+    return ", ".join(f"{k}={v!r}" for k, v in summary.items() if v is not None)
+

@@ -1,0 +1,88 @@
+"""What a check sees: the scenario, the profile, the adapter spec and lazily computed runs of the scenario."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..contract import AdapterSpec, StepResult
+from ..profiles.base import DecodedRequest, WireProfile
+from ..replay.interactions import CassetteCache, ReplayInteraction, build_interactions
+from ..replay.runner import RunOptions, ScenarioRun, run_scenario
+from ..scenarios.model import Scenario
+
+
+@dataclass
+class HarnessSettings:
+    timeout: float = 10.0
+    examples: int = 12
+    """Hypothesis examples per property check (STR-10, NT-02); derandomized unless a seed is given."""
+    seed: int | None = None
+
+
+@dataclass
+class ScenarioSession:
+    """All runs of one scenario against one adapter, computed once and shared by that scenario's clauses."""
+
+    scenario: Scenario
+    profile: WireProfile
+    spec: AdapterSpec
+    cassettes: CassetteCache
+    settings: HarnessSettings
+    scripted: tuple[Any, ...] = ()
+    _runs: dict[RunOptions, ScenarioRun] = field(default_factory=dict)
+    _interactions: list[ReplayInteraction] | None = None
+    _decoded: list[DecodedRequest] | None = None
+
+    def interactions(self) -> list[ReplayInteraction]:
+        if self._interactions is None and not self.profile.replays:
+            self._interactions = []
+        if self._interactions is None:
+            self._interactions = build_interactions(self.scenario, self.profile, self.cassettes)
+        return self._interactions
+
+    def run(self, options: RunOptions | None = None) -> ScenarioRun:
+        options = options or RunOptions()
+        options = replace(options, timeout=self.settings.timeout)
+        if options not in self._runs:
+            interactions = self.interactions() * options.steps
+            self._runs[options] = run_scenario(
+                self.scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
+            )
+        return self._runs[options]
+
+    def decoded_requests(self) -> list[DecodedRequest]:
+        if self._decoded is None:
+            self._decoded = [self.profile.decode_request(r.body) for r in self.run().trace.requests]
+        return self._decoded
+
+
+@dataclass
+class CheckContext:
+    """Handed to every check function."""
+
+    clause: str
+    session: ScenarioSession
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.session.scenario
+
+    @property
+    def profile(self) -> WireProfile:
+        return self.session.profile
+
+    @property
+    def spec(self) -> AdapterSpec:
+        return self.session.spec
+
+    @property
+    def main(self) -> ScenarioRun:
+        return self.session.run()
+
+    @property
+    def result(self) -> StepResult:
+        return self.main.result  # type: ignore[no-any-return]
+
+    def requests(self) -> list[DecodedRequest]:
+        return self.session.decoded_requests()

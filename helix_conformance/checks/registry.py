@@ -1,0 +1,122 @@
+"""The checks registry: one decorated function per clause; a failure is data, not a bare assert."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from ..clauses import get_clause
+from ..profiles.base import WireProfile
+from ..scenarios.model import Scenario
+
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why one clause failed on one scenario: everything a user needs to understand and reproduce it."""
+
+    clause: str
+    scenario: str
+    profile: str
+    message: str
+    expected: Any = _MISSING
+    actual: Any = _MISSING
+    hint: str = ""
+    details: str = ""
+    """Extra evidence, e.g. the relevant part of the trace."""
+
+    def has_expected(self) -> bool:
+        return self.expected is not _MISSING
+
+    def as_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "clause": self.clause,
+            "scenario": self.scenario,
+            "profile": self.profile,
+            "message": self.message,
+            "hint": self.hint,
+        }
+        if self.has_expected():
+            data["expected"] = repr(self.expected)
+            data["actual"] = repr(self.actual)
+        if self.details:
+            data["details"] = self.details
+        return data
+
+
+class CheckFailed(Exception):
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+class NotApplicable(Exception):
+    """Raised by a check that finds, at run time, nothing to judge (a skip with this reason)."""
+
+
+Applies = Callable[[Scenario, WireProfile], bool]
+
+
+@dataclass(frozen=True)
+class Check:
+    clause: str
+    func: Callable[[Any], None]
+    applies: Applies
+    requires: frozenset[str] = field(default_factory=frozenset)
+    needs_result: bool = True
+    """False for checks that judge a run that did not produce a result (NT-01, HARN-03...)."""
+
+    @property
+    def name(self) -> str:
+        return self.func.__name__
+
+
+REGISTRY: dict[str, Check] = {}
+
+
+def _always(scenario: Scenario, profile: WireProfile) -> bool:
+    return True
+
+
+def check(
+    clause: str,
+    *,
+    applies: Applies = _always,
+    requires: tuple[str, ...] = (),
+    needs_result: bool = True,
+) -> Callable[[Callable[[Any], None]], Callable[[Any], None]]:
+    """Register ``func`` as the check of ``clause`` (which must exist in the clause catalogue)."""
+    get_clause(clause)
+
+    def register(func: Callable[[Any], None]) -> Callable[[Any], None]:
+        if clause in REGISTRY:
+            raise RuntimeError(f"clause {clause} already has a check: {REGISTRY[clause].name}")
+        REGISTRY[clause] = Check(clause, func, applies, frozenset(requires), needs_result)
+        return func
+
+    return register
+
+
+def fail(ctx: Any, message: str, *, expected: Any = _MISSING, actual: Any = _MISSING, details: str = "") -> NoReturn:
+    """Stop the current check with a Failure for its clause."""
+    raise CheckFailed(
+        Failure(
+            clause=ctx.clause,
+            scenario=ctx.scenario.id,
+            profile=ctx.profile.name,
+            message=message,
+            expected=expected,
+            actual=actual,
+            hint=get_clause(ctx.clause).common_mistakes,
+            details=details,
+        )
+    )
+
+
+def load_all_checks() -> dict[str, Check]:
+    """Import every check module (each registers its clauses) and return the registry."""
+    from . import errors, harness, requests, results, streaming  # noqa: F401
+
+    return REGISTRY

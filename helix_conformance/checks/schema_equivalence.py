@@ -1,0 +1,131 @@
+"""TOOL-02 support: are two JSON Schemas equivalent on generated valid and invalid instances?"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import find
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+_WRONG_TYPE: dict[str, Any] = {
+    "string": 12345,
+    "integer": "not-an-integer",
+    "number": "not-a-number",
+    "boolean": "not-a-boolean",
+    "object": "not-an-object",
+    "array": "not-an-array",
+}
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> Any:
+    seen = 0
+    while isinstance(schema, dict) and "$ref" in schema and seen < 32:
+        ref = str(schema["$ref"])
+        if not ref.startswith("#/"):
+            return {}
+        node: Any = root
+        for key in ref[2:].split("/"):
+            node = node.get(key, {}) if isinstance(node, dict) else {}
+        schema, seen = node, seen + 1
+    return schema
+
+
+def _non_null(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """The first alternative of anyOf/oneOf that is not null (pydantic writes Optional[X] as anyOf)."""
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = [_resolve(o, root) for o in schema[key]]
+            for option in options:
+                if option.get("type") != "null":
+                    return option
+    return schema
+
+
+def _type_of(schema: dict[str, Any]) -> str | None:
+    t = schema.get("type")
+    if isinstance(t, list):
+        return next((x for x in t if x != "null"), None)
+    if t is None and "properties" in schema:
+        return "object"
+    return t  # type: ignore[no-any-return]
+
+
+def example(schema: Any, root: dict[str, Any], *, full: bool, depth: int = 0) -> Any:
+    """A valid instance: required properties only, or every property when ``full``."""
+    schema = _non_null(_resolve(schema, root), root)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][-1]
+    kind = _type_of(schema)
+    if kind == "object":
+        required = set(schema.get("required", []))
+        props = schema.get("properties", {})
+        return {
+            name: example(sub, root, full=full, depth=depth + 1)
+            for name, sub in props.items()
+            if name in required or (full and depth < 4)
+        }
+    if kind == "array":
+        return [example(schema.get("items", {}), root, full=full, depth=depth + 1)] if full else []
+    if kind == "string":
+        if "pattern" in schema:
+            return find(st.from_regex(schema["pattern"], fullmatch=True), lambda _: True)
+        return "x" * max(int(schema.get("minLength", 1)), 1)
+    if kind == "integer":
+        return int(schema.get("minimum", 3))
+    if kind == "number":
+        return float(schema.get("minimum", 1.5))
+    if kind == "boolean":
+        return True
+    return None
+
+
+def _mutations(schema: Any, root: dict[str, Any], base: dict[str, Any], *, keep_complete: bool) -> list[Any]:
+    """Instances that break one rule each: a missing required property, a wrong type, a value off the enum."""
+    schema = _non_null(_resolve(schema, root), root)
+    out: list[Any] = []
+    required = set(schema.get("required", []))
+    for name, sub in schema.get("properties", {}).items():
+        sub_schema = _non_null(_resolve(sub, root), root)
+        if name in required and name in base:
+            out.append({k: v for k, v in base.items() if k != name})
+        kind = _type_of(sub_schema)
+        if kind in _WRONG_TYPE:
+            out.append({**base, name: _WRONG_TYPE[kind]})
+        if "enum" in sub_schema:
+            out.append({**base, name: "__not_in_the_enum__"})
+        if kind == "object" and isinstance(base.get(name), dict):
+            for nested in _mutations(sub_schema, root, base[name], keep_complete=keep_complete):
+                out.append({**base, name: nested})
+    if not keep_complete and schema.get("additionalProperties") is False:
+        out.append({**base, "__helix_extra__": 1})
+    return out
+
+
+def instances(schema: dict[str, Any], *, complete_only: bool) -> list[Any]:
+    """Generated instances to compare two schemas on; ``complete_only`` for OpenAI strict tools."""
+    full = example(schema, schema, full=True)
+    valid = [full] if complete_only else [example(schema, schema, full=False), full]
+    out = list(valid)
+    for base in valid:
+        if isinstance(base, dict):
+            out.extend(_mutations(schema, schema, copy.deepcopy(base), keep_complete=complete_only))
+    return out
+
+
+def differences(original: dict[str, Any], sent: dict[str, Any], *, complete_only: bool) -> list[str]:
+    """Instances on which the two schemas disagree, described for a failure message."""
+    want_validator = Draft202012Validator(original)
+    got_validator = Draft202012Validator(sent)
+    diffs = []
+    for instance in instances(original, complete_only=complete_only):
+        want, got = want_validator.is_valid(instance), got_validator.is_valid(instance)
+        if want != got:
+            diffs.append(
+                f"{instance!r:.120}: {'valid' if want else 'invalid'} under the tool's schema, "
+                f"{'valid' if got else 'invalid'} under the schema sent"
+            )
+    return diffs

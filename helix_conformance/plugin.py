@@ -1,0 +1,29 @@
+"""The pytest11 entry point. Loaded in every pytest run where helix-conformance is installed, so it imports
+nothing heavy: the suite, pydantic models and HTTP libraries load only when ``--adapter`` is given."""
+
+from __future__ import annotations
+
+import pytest
+
+from .settings import add_options, resolve
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "helix_conformance: a clause x scenario check of the conformance suite")
+    options = resolve(config)
+    name = options["adapter"][0]
+    if not name:
+        return
+    from .adapters import AdapterNotFound, resolve_adapter
+
+    try:
+        resolved = resolve_adapter(str(name))
+    except AdapterNotFound as exc:
+        raise pytest.UsageError(str(exc)) from None
+    from .pytest_suite import ConformancePlugin
+
+    config.pluginmanager.register(ConformancePlugin(config, resolved, options), "helix-conformance-suite")

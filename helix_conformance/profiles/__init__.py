@@ -1,0 +1,21 @@
+"""Wire profiles by name. Profiles are looked up lazily so importing this package stays cheap."""
+
+from __future__ import annotations
+
+from .base import DecodedRequest, DecodedTool, WireProfile
+
+KNOWN_PROFILES = ("openai-chat",)
+
+
+def get_profile(name: str) -> WireProfile:
+    if name == "openai-chat":
+        from .openai_chat import PROFILE
+
+        return PROFILE
+    raise KeyError(
+        f"unknown wire profile {name!r}; known: {', '.join(KNOWN_PROFILES)} "
+        "(an adapter for another protocol can use wire_profile='custom' with its own cassette_dir)"
+    )
+
+
+__all__ = ["KNOWN_PROFILES", "DecodedRequest", "DecodedTool", "WireProfile", "get_profile"]

@@ -1,0 +1,121 @@
+"""The wire-profile interface: what the harness must know about one provider protocol.
+
+A profile decodes the adapter's request back to canonical meaning (so MSG/TOOL/CFG/CACHE checks compare
+meaning, never bytes), renders neutral response scripts into the provider's exact stream format (the authored
+cassettes), builds the provider's error bodies, and knows its SSE framing and schema restrictions.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contract import Message
+from ..scenarios.model import HttpError, Scenario, Stream, StreamError
+
+
+@dataclass
+class DecodedTool:
+    name: str
+    description: str | None
+    parameters: dict[str, Any] | None
+    strict: bool | None = None
+
+
+@dataclass
+class DecodedRequest:
+    """A provider request read back as canonical messages, tools and config."""
+
+    model: str | None
+    messages: list[Message]
+    tools: list[DecodedTool] | None
+    """None when the request has no tools field at all (TOOL-04)."""
+    tool_choice_present: bool
+    config: dict[str, Any]
+    """Canonical LLMConfig field names of the generation parameters present in the request (CFG-01)."""
+    streaming: bool
+    cache: dict[str, Any]
+    """Cache markers present: e.g. ``prompt_cache_key`` (OpenAI) or ``breakpoints`` (Anthropic)."""
+    extra: dict[str, Any]
+    """Top-level fields the decoder did not interpret (where provider_options land, CFG-02)."""
+    problems: list[str] = field(default_factory=list)
+    """Ways the body departs from the provider's request format (MSG-09) or could not be decoded."""
+    empty_text: list[str] = field(default_factory=list)
+    """Empty text sent where the provider rejects it (MSG-06)."""
+
+
+_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+
+
+def split_sse_events(body: bytes) -> list[bytes]:
+    """Split an SSE body after each blank line, keeping every byte (the last piece may be unterminated)."""
+    pieces: list[bytes] = []
+    start = 0
+    for match in _EVENT_END.finditer(body):
+        pieces.append(body[start : match.end()])
+        start = match.end()
+    if start < len(body):
+        pieces.append(body[start:])
+    return pieces
+
+
+class WireProfile(ABC):
+    """One provider protocol. Subclasses are stateless singletons registered in ``profiles.PROFILES``."""
+
+    name: str
+    provider_key: str
+    """Key of ``LLMConfig.provider_options`` for this provider (CFG-02)."""
+    default_base_url: str
+    endpoint_method: str = "POST"
+    secret_headers: tuple[str, ...] = ()
+    supported_config: frozenset[str] = frozenset()
+    """Canonical config fields this provider has a request field for (CFG-01)."""
+    stream_content_type: str = "text/event-stream"
+    replays: bool = True
+    """False for the scripted profile: the adapter makes no HTTP requests at all."""
+
+    def matches(self, method: str, path: str, recorded_path: str) -> bool:
+        """Host-agnostic matching: same method, and the path ends with the recorded endpoint."""
+        return method.upper() == self.endpoint_method and path.rstrip("/").endswith(self.endpoint_tail(recorded_path))
+
+    def endpoint_tail(self, recorded_path: str) -> str:
+        return recorded_path
+
+    def split_events(self, body: bytes) -> list[bytes]:
+        return split_sse_events(body)
+
+    @abstractmethod
+    def endpoint_url(self, model: str) -> str:
+        """The full URL of the streaming endpoint at the default base URL."""
+
+    @abstractmethod
+    def decode_request(self, body: bytes) -> DecodedRequest: ...
+
+    @abstractmethod
+    def render_stream(self, response: Stream | StreamError, *, seed: str, model: str) -> bytes:
+        """Render a neutral script as the provider's exact streamed body (authoring cassettes)."""
+
+    @abstractmethod
+    def error_response(self, error: HttpError) -> tuple[dict[str, str], bytes]:
+        """Headers and body the provider sends with this HTTP error status."""
+
+    @abstractmethod
+    def tool_problems(self, tool: DecodedTool) -> list[str]:
+        """Provider restrictions a sent tool violates (TOOL-03)."""
+
+    def runs_scenario(self, scenario: Scenario) -> bool:
+        """Whether the suite runs this scenario under this profile at all (the scripted profile narrows it)."""
+        return True
+
+    def runs_clause(self, clause: str) -> bool:
+        return True
+
+    def scripted(self, scenario: Scenario) -> tuple[object, ...]:
+        """Responses handed to a scripted adapter (only the scripted profile has any)."""
+        return ()
+
+    def validate_event(self, event: bytes) -> None:
+        """Validate one rendered event against the official SDK's types (used by the project's tests)."""
+        raise NotImplementedError

@@ -1,0 +1,366 @@
+"""The ``openai-chat`` wire profile: OpenAI Chat Completions (and the servers compatible with it)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from ..contract import AssistantMessage, Message, SystemMessage, ToolCallInfo, ToolMessage, UserMessage
+from ..scenarios.model import HttpError, Refusal, Stream, StreamError, Text, Thinking, ToolCall
+from .base import DecodedRequest, DecodedTool, WireProfile
+
+# STOP-01, OpenAI Chat column: the finish_reason values the authored cassettes send per canonical reason.
+FINISH_REASONS: dict[str, str] = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "content_filter": "content_filter",
+    "stop_sequence": "stop",
+    "refusal": "stop",
+}
+
+OFF_SPEC_FINISH_REASONS = frozenset({"eos_interrupted"})
+"""Deliberately unknown finish reasons used by the ``stop_unknown`` scenario."""
+
+_CONFIG_FIELDS = {
+    "max_completion_tokens": "max_output_tokens",
+    "max_tokens": "max_output_tokens",
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "stop": "stop_sequences",
+    "seed": "seed",
+}
+_INTERPRETED = {"model", "messages", "tools", "tool_choice", "stream", "stream_options", "prompt_cache_key"}
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+_ERROR_BODIES: dict[int | str, tuple[str, str | None, str | None, str | None]] = {
+    # status or kind: (message, type, param, code) — shapes as the live API sends them
+    400: ("Invalid value for 'temperature': decimal above maximum value.", "invalid_request_error",
+          "temperature", "decimal_above_max_value"),
+    401: ("Incorrect API key provided: sk-helix***0000. You can find your API key at "
+          "https://platform.openai.com/account/api-keys.", "invalid_request_error", None, "invalid_api_key"),
+    403: ("Country, region, or territory not supported", "request_forbidden", None,
+          "unsupported_country_region_territory"),
+    404: ("The model `gpt-4o-mini` does not exist or you do not have access to it.", "invalid_request_error",
+          None, "model_not_found"),
+    408: ("Request timed out.", "timeout", None, None),
+    413: ("Request too large for gpt-4o-mini. Please reduce your prompt.", "invalid_request_error", "messages",
+          "request_too_large"),
+    422: ("Unprocessable Entity", "invalid_request_error", None, None),
+    429: ("Rate limit reached for gpt-4o-mini in organization org-helix on requests per min (RPM): Limit 3, "
+          "Used 3, Requested 1. Please try again in 20s.", "requests", "requests", "rate_limit_exceeded"),
+    500: ("The server had an error while processing your request. Sorry about that!", "server_error", None, None),
+    502: ("Bad gateway.", "server_error", None, None),
+    503: ("The engine is currently overloaded, please try again later.", "server_error", None, None),
+    529: ("Overloaded", "overloaded_error", None, None),
+    "insufficient_quota": ("You exceeded your current quota, please check your plan and billing details. For "
+                           "more information on this error, read the docs: https://platform.openai.com/docs/"
+                           "guides/error-codes/api-errors.", "insufficient_quota", None, "insufficient_quota"),
+    "invalid_tool_name": ("Invalid 'tools[0].function.name': string does not match pattern. Expected a string "
+                          "that matches the pattern '^[a-zA-Z0-9_-]+$'.", "invalid_request_error",
+                          "tools[0].function.name", "invalid_value"),
+}
+_STREAM_ERRORS: dict[str, tuple[str, str, str | None]] = {
+    "server_error": ("The server had an error while processing your request. Sorry about that!",
+                     "server_error", None),
+    "rate_limit": ("Rate limit reached for gpt-4o-mini on tokens per min (TPM). Please try again in 1s.",
+                   "tokens", "rate_limit_exceeded"),
+    "overloaded": ("Overloaded", "overloaded_error", None),
+}
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _text_of(content: Any, problems: list[str], where: str) -> str:
+    """Message content as text: a string, or a list of ``{"type":"text"}`` parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+        return "".join(str(p.get("text", "")) for p in content)
+    problems.append(f"{where}: content is neither a string nor a list of text parts: {content!r:.80}")
+    return ""
+
+
+def _decode_message(raw: Any, index: int, problems: list[str], empty_text: list[str]) -> Message | None:
+    where = f"messages[{index}]"
+    if not isinstance(raw, dict):
+        problems.append(f"{where} is not an object")
+        return None
+    role = raw.get("role")
+    if role in ("system", "developer"):
+        return SystemMessage(content=_text_of(raw.get("content"), problems, where))
+    if role == "user":
+        return UserMessage(content=_text_of(raw.get("content"), problems, where))
+    if role == "tool":
+        if not raw.get("tool_call_id"):
+            problems.append(f"{where}: tool message without tool_call_id")
+        return ToolMessage(
+            tool_call_id=str(raw.get("tool_call_id", "")),
+            tool_name=str(raw.get("name", "")),
+            content=_text_of(raw.get("content"), problems, where),
+        )
+    if role == "assistant":
+        calls: list[ToolCallInfo] = []
+        for j, tc in enumerate(raw.get("tool_calls") or []):
+            fn = tc.get("function", {}) if isinstance(tc, dict) else {}
+            arguments = fn.get("arguments")
+            if not isinstance(arguments, str):
+                problems.append(f"{where}.tool_calls[{j}].function.arguments must be a JSON string")
+                parsed: Any = arguments
+            else:
+                try:
+                    parsed = json.loads(arguments) if arguments.strip() else {}
+                except ValueError:
+                    problems.append(f"{where}.tool_calls[{j}].function.arguments is not valid JSON")
+                    parsed = {}
+            if isinstance(tc, dict) and tc.get("type") != "function":
+                problems.append(f"{where}.tool_calls[{j}].type must be 'function'")
+            calls.append(
+                ToolCallInfo(
+                    id=str(tc.get("id", "")) if isinstance(tc, dict) else "",
+                    name=str(fn.get("name", "")),
+                    arguments=parsed if isinstance(parsed, dict) else {"<not an object>": parsed},
+                )
+            )
+        content = raw.get("content")
+        if content == "" and calls:
+            empty_text.append(f"{where}: empty text content beside tool calls (send null or omit it)")
+        return AssistantMessage(content=_text_of(content, problems, where), tool_calls=calls or None)
+    problems.append(f"{where}: unknown role {role!r}")
+    return None
+
+
+class OpenAIChatProfile(WireProfile):
+    name = "openai-chat"
+    provider_key = "openai"
+    default_base_url = "https://api.openai.com/v1"
+    secret_headers = ("authorization", "api-key", "openai-organization", "openai-project", "cookie")
+    supported_config = frozenset(
+        {"max_output_tokens", "temperature", "top_p", "presence_penalty", "frequency_penalty",
+         "stop_sequences", "seed"}
+    )
+
+    def endpoint_url(self, model: str) -> str:
+        return f"{self.default_base_url}/chat/completions"
+
+    def endpoint_tail(self, recorded_path: str) -> str:
+        return "/chat/completions"
+
+    # --- request side -------------------------------------------------------------------------------
+
+    def decode_request(self, body: bytes) -> DecodedRequest:
+        problems: list[str] = []
+        empty_text: list[str] = []
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            return DecodedRequest(None, [], None, False, {}, False, {}, {}, [f"body is not JSON: {exc}"])
+        if not isinstance(data, dict):
+            return DecodedRequest(None, [], None, False, {}, False, {}, {}, ["body is not a JSON object"])
+        if not isinstance(data.get("model"), str):
+            problems.append("model is missing or not a string")
+        raw_messages = data.get("messages")
+        if not isinstance(raw_messages, list) or not raw_messages:
+            problems.append("messages must be a non-empty list")
+            raw_messages = []
+        messages = [m for i, raw in enumerate(raw_messages) if (m := _decode_message(raw, i, problems, empty_text))]
+        tools = None
+        if "tools" in data:
+            tools = [self._decode_tool(raw, i, problems) for i, raw in enumerate(data["tools"] or [])]
+        config: dict[str, Any] = {}
+        for wire_name, canonical in _CONFIG_FIELDS.items():
+            if wire_name in data and data[wire_name] is not None:
+                value = data[wire_name]
+                config[canonical] = [value] if canonical == "stop_sequences" and isinstance(value, str) else value
+        cache = {"prompt_cache_key": data["prompt_cache_key"]} if "prompt_cache_key" in data else {}
+        extra = {k: v for k, v in data.items() if k not in _INTERPRETED and k not in _CONFIG_FIELDS}
+        return DecodedRequest(
+            model=data.get("model"),
+            messages=messages,
+            tools=tools,
+            tool_choice_present="tool_choice" in data,
+            config=config,
+            streaming=data.get("stream") is True,
+            cache=cache,
+            extra=extra,
+            problems=problems,
+            empty_text=empty_text,
+        )
+
+    @staticmethod
+    def _decode_tool(raw: Any, index: int, problems: list[str]) -> DecodedTool:
+        if not isinstance(raw, dict) or raw.get("type") != "function" or not isinstance(raw.get("function"), dict):
+            problems.append(f"tools[{index}] is not {{type: 'function', function: {{...}}}}")
+            return DecodedTool(name="", description=None, parameters=None)
+        fn = raw["function"]
+        return DecodedTool(
+            name=str(fn.get("name", "")),
+            description=fn.get("description"),
+            parameters=fn.get("parameters"),
+            strict=fn.get("strict"),
+        )
+
+    def tool_problems(self, tool: DecodedTool) -> list[str]:
+        problems = []
+        if not _TOOL_NAME.match(tool.name):
+            problems.append(f"tool name {tool.name!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$")
+        if tool.strict and tool.parameters is not None:
+            problems.extend(_strict_schema_problems(tool.parameters, "parameters"))
+        return problems
+
+    # --- response side (authoring) ------------------------------------------------------------------
+
+    def render_stream(self, response: Stream | StreamError, *, seed: str, model: str) -> bytes:
+        return _ChunkWriter(seed, model).render(response)
+
+    def error_response(self, error: HttpError) -> tuple[dict[str, str], bytes]:
+        message, type_, param, code = _ERROR_BODIES.get(error.kind or error.status) or _ERROR_BODIES[
+            500 if error.status >= 500 else 400
+        ]
+        headers = {"content-type": "application/json; charset=utf-8", "x-request-id": "req_helix_replay"}
+        if error.retry_after_ms is not None:
+            headers["retry-after-ms"] = str(error.retry_after_ms)
+        body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
+        return headers, (json.dumps(body, indent=2) + "\n").encode()
+
+    def validate_event(self, event: bytes) -> None:
+        from openai.types.chat import ChatCompletionChunk
+
+        text = event.decode("utf-8").strip()
+        if not text.startswith("data: "):
+            raise ValueError(f"not a data event: {text!r:.60}")
+        payload = text[len("data: ") :]
+        if payload == "[DONE]":
+            return
+        data = json.loads(payload)
+        if "error" in data:
+            if set(data["error"]) != {"message", "type", "param", "code"}:
+                raise ValueError(f"error event fields differ from the API's: {sorted(data['error'])}")
+            return
+        for choice in data.get("choices", []):
+            # OpenAI-compatible servers send finish reasons the SDK's Literal does not list (STOP-01 "anything
+            # else"); the rest of such a chunk must still be exact.
+            if choice.get("finish_reason") in OFF_SPEC_FINISH_REASONS:
+                choice["finish_reason"] = "stop"
+        ChatCompletionChunk.model_validate(data, strict=True)
+
+
+def _strict_schema_problems(schema: Any, where: str) -> list[str]:
+    """OpenAI strict mode: every object has additionalProperties false and lists all properties as required."""
+    problems: list[str] = []
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" or "properties" in schema:
+            props = set((schema.get("properties") or {}).keys())
+            if schema.get("additionalProperties") is not False:
+                problems.append(f"{where}: strict object without additionalProperties: false")
+            missing = props - set(schema.get("required") or [])
+            if missing:
+                problems.append(f"{where}: strict object does not require {sorted(missing)}")
+        for key, value in schema.items():
+            problems.extend(_strict_schema_problems(value, f"{where}.{key}"))
+    elif isinstance(schema, list):
+        for i, item in enumerate(schema):
+            problems.extend(_strict_schema_problems(item, f"{where}[{i}]"))
+    return problems
+
+
+class _ChunkWriter:
+    """Writes ``chat.completion.chunk`` events exactly as the live API frames them (see shared recordings)."""
+
+    def __init__(self, seed: str, model: str) -> None:
+        digest = hashlib.sha256(seed.encode()).hexdigest()
+        self.id = "chatcmpl-" + "".join(c for c in hashlib.sha256(digest.encode()).hexdigest() if c.isalnum())[:29]
+        self.created = 1782955817 + int(digest[:4], 16) % 100000
+        self.model = model
+        self.fingerprint = "fp_" + digest[4:14]
+        self.count = 0
+        self.events: list[str] = []
+        self.role_sent = False
+
+    def _obfuscation(self) -> str:
+        self.count += 1
+        raw = hashlib.sha256(f"{self.id}:{self.count}".encode()).hexdigest()
+        return "".join(chr(65 + int(c, 16)) if i % 3 else c for i, c in enumerate(raw))[: 3 + self.count % 12]
+
+    def _chunk(self, delta: dict[str, Any] | None, finish: str | None = None, *, usage: bool = False,
+               extra: dict[str, Any] | None = None) -> None:
+        chunk: dict[str, Any] = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "service_tier": "default",
+            "system_fingerprint": self.fingerprint,
+            "choices": [] if delta is None else [
+                {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            ],
+            "usage": {
+                "prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29,
+                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                              "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+            } if usage else None,
+        }
+        chunk.update(extra or {})
+        chunk["obfuscation"] = self._obfuscation()
+        self.events.append(f"data: {_dumps(chunk)}\n\n")
+
+    def _first(self, delta: dict[str, Any]) -> dict[str, Any]:
+        """The first delta of a message carries the role and the null/empty fields the API sends."""
+        if self.role_sent:
+            return delta
+        self.role_sent = True
+        return {"role": "assistant", **delta, "refusal": None} if "refusal" not in delta else {
+            "role": "assistant", "content": None, **delta}
+
+    def render(self, response: Stream | StreamError) -> bytes:
+        quirks = response.quirks if isinstance(response, Stream) else frozenset()
+        if "empty_chunk_first" in quirks:
+            self._chunk(None)  # a chunk with `choices: []` before any content (Azure, usage/moderation chunks)
+        unknown = {"x_helix_future_field": {"nested": [1, 2]}} if "unknown_fields" in quirks else None
+        tool_index = 0
+        for part in response.parts:
+            if isinstance(part, Thinking):
+                for i, piece in enumerate(part.chunks):
+                    delta = {"content": None, "reasoning_content": piece}
+                    self._chunk(self._first({"content": None, "reasoning_content": piece}) if i == 0 else delta)
+            elif isinstance(part, Text):
+                if not self.role_sent:
+                    self._chunk(self._first({"content": ""}))
+                for piece in part.chunks:
+                    self._chunk({"content": piece}, extra=unknown)
+            elif isinstance(part, Refusal):
+                self._chunk(self._first({"refusal": ""}))
+                for piece in part.chunks:
+                    self._chunk({"refusal": piece})
+            elif isinstance(part, ToolCall):
+                head = {"index": tool_index, "id": part.id, "type": "function",
+                        "function": {"name": part.name, "arguments": ""}}
+                first = {"content": None, "tool_calls": [head]} if not self.role_sent else {"tool_calls": [head]}
+                self._chunk(self._first(first))
+                for piece in part.arguments:
+                    self._chunk({"tool_calls": [{"index": tool_index, "function": {"arguments": piece}}]})
+                tool_index += 1
+        if isinstance(response, StreamError):
+            message, type_, code = _STREAM_ERRORS[response.kind]
+            body = {"error": {"message": message, "type": type_, "param": None, "code": code}}
+            self.events.append(f"data: {_dumps(body)}\n\n")
+            return "".join(self.events).encode()
+        if response.finish is not None:
+            reason = response.finish.wire_value("openai-chat") or FINISH_REASONS.get(response.finish.reason)
+            self._chunk({}, reason)
+            self._chunk(None, usage=True)
+            self.events.append("data: [DONE]\n\n")
+        return "".join(self.events).encode()
+
+
+PROFILE = OpenAIChatProfile()

@@ -1,0 +1,140 @@
+"""The conformance suite inside pytest: collection without test files, one item per clause x scenario."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import __version__
+from .adapters import ResolvedAdapter
+from .checks.context import HarnessSettings
+from .checks.registry import Failure
+from .reporting.format import format_failure
+from .reporting.outcomes import OutcomeLog
+from .suite import PlannedCheck, SuiteRunner, bundled_cassettes, plan_suite
+
+
+class ConformanceFailed(Exception):
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+class ConformanceItem(pytest.Item):
+    """One clause checked on one scenario: ``test_conformance[openai-chat::tool_call_parallel::RES-06]``."""
+
+    planned: PlannedCheck
+    runner: SuiteRunner
+    strict: bool
+    adapter_name: str
+
+    def runtest(self) -> None:
+        outcome = self.runner.run(self.planned)
+        if outcome.outcome == "skipped":
+            pytest.skip(outcome.reason)
+        if outcome.outcome == "failed" and outcome.failure is not None:
+            if self.planned.level == "SHOULD" and not self.strict:
+                pytest.xfail(f"SHOULD {self.planned.clause} not met: {outcome.failure.message}")
+            raise ConformanceFailed(outcome.failure)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ConformanceFailed):
+            return format_failure(excinfo.value.failure, self.planned.level, self.adapter_name)
+        return super().repr_failure(excinfo)  # type: ignore[return-value]
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.planned.level} {self.name}"
+
+
+class ConformancePlugin:
+    """Registered by plugin.py only when --adapter is given; owns collection, summary and reports."""
+
+    def __init__(self, config: pytest.Config, resolved: ResolvedAdapter, options: dict[str, tuple[Any, str]]) -> None:
+        self.config = config
+        self.resolved = resolved
+        self.options = options
+        self.strict = bool(options["helix_strict"][0])
+        self.settings = HarnessSettings(
+            timeout=float(options["helix_timeout"][0]),
+            examples=int(options["helix_examples"][0]),
+            seed=options["helix_seed"][0],
+        )
+        self.log = OutcomeLog()
+
+    # --- header -------------------------------------------------------------------------------------
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        spec = self.resolved.spec
+        caps = ", ".join(sorted(spec.capabilities)) or "none"
+        lines = [
+            f"helix-conformance {__version__}: adapter {spec.name!r} from {self.resolved.target} "
+            f"({self.resolved.origin})",
+            f"  wire profile {spec.wire_profile}, model {spec.model}, capabilities: {caps}",
+            f"  cassettes: {spec.cassette_dir or bundled_cassettes()}",
+        ]
+        shown = ", ".join(
+            f"{dest.replace('_', '-')}={value!r} ({source})"
+            for dest, (value, source) in self.options.items()
+            if dest != "adapter"
+        )
+        lines.append(f"  settings: {shown}")
+        return lines
+
+    # --- collection ---------------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> bool:
+        hook = session.config.hook
+        hook.pytest_collectstart(collector=session)
+        planned = plan_suite(self.resolved.spec)
+        runner = SuiteRunner(self.resolved.spec, self.settings)
+        runner.expect(planned)
+        items: list[pytest.Item] = []
+        for check in planned:
+            name = f"test_conformance[{check.test_id}]"
+            item = ConformanceItem.from_parent(session, name=name, nodeid=name)
+            item.planned, item.runner, item.strict = check, runner, self.strict
+            item.adapter_name = self.resolved.spec.name
+            item.user_properties.extend(
+                [("clause", check.clause), ("scenario", check.scenario.id), ("profile", check.profile),
+                 ("level", check.level)]
+            )
+            item.add_marker(pytest.mark.helix_conformance)
+            items.append(item)
+        report = pytest.CollectReport("", "passed", None, items)
+        hook.pytest_collectreport(report=report)
+        session.items = items
+        hook.pytest_collection_modifyitems(session=session, config=session.config, items=session.items)
+        hook.pytest_collection_finish(session=session)
+        session.testscollected = len(session.items)
+        return True
+
+    # --- outcomes, summary, report ------------------------------------------------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.log.add(report)
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        from .reporting.summary import render_summary
+
+        for line in render_summary(self.log, strict=self.strict, adapter=self.resolved.spec.name):
+            terminalreporter.write_line(line)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if hasattr(session.config, "workerinput"):
+            return  # xdist worker: the controller reports
+        if self.log.executed() == 0 and exitstatus in (0, 5):
+            # HARN-05: a gate that checked nothing must not pass.
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self.log.gate_errors.append(
+                "HARN-05: no conformance clause was executed (everything deselected, skipped or not applicable)"
+            )
+        path = self.options["helix_report"][0]
+        if path:
+            from .reporting.json_report import write_json_report
+
+            write_json_report(Path(path), self.log, self.resolved, self.options, strict=self.strict,
+                              exitstatus=int(session.exitstatus))

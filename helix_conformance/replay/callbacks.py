@@ -1,0 +1,47 @@
+"""Recording callbacks: what the harness hands the adapter as ``input.callbacks``, in four flavours."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Generator
+from typing import Any, Literal
+
+from ..contract import LLMStreamCallbacks
+from .trace import Trace
+
+CallbackMode = Literal["async", "sync", "none", "raising"]
+CALLBACK_NAMES = ("on_text_delta", "on_thinking", "on_tool_call", "on_error")
+
+
+class CallbackRaised(RuntimeError):
+    """Raised on purpose by the ``raising`` callbacks (STR-11)."""
+
+
+class _TracedAwaitable:
+    """Returned by async callbacks: records completion only when the adapter really awaits it (STR-08)."""
+
+    def __init__(self, trace: Trace, name: str, args: tuple[Any, ...]) -> None:
+        self.trace, self.name, self.args = trace, name, args
+
+    def __await__(self) -> Generator[Any, None, None]:
+        yield from asyncio.sleep(0).__await__()  # a real suspension: overlapping callbacks become visible
+        self.trace.add("callback_done", name=self.name, args=self.args)
+
+
+def recording_callbacks(trace: Trace, mode: CallbackMode) -> LLMStreamCallbacks | None:
+    if mode == "none":
+        return None
+
+    def make(name: str) -> Any:
+        def callback(*args: Any) -> Any:
+            trace.add("callback", name=name, args=args)
+            if mode == "raising":
+                raise CallbackRaised(f"helix-conformance: {name} raises on purpose (STR-11)")
+            if mode == "async":
+                return _TracedAwaitable(trace, name, args)
+            return None
+
+        callback.__name__ = name
+        return callback
+
+    return LLMStreamCallbacks(**{name: make(name) for name in CALLBACK_NAMES})

@@ -1,0 +1,210 @@
+"""Run one scenario against one adapter under replay and capture everything the checks need."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contract import AbortController, AdapterContext, AdapterSpec, LLMGenerateInput
+from ..profiles.base import WireProfile
+from ..scenarios.model import Scenario
+from .callbacks import CallbackMode, recording_callbacks
+from .delivery import DeliveryPlan, EventPlan
+from .interactions import ReplayInteraction
+from .trace import Trace
+from .transport import Replayer, intercept
+
+REPLAY_API_KEY = "sk-helix-replay-0000000000000000000000000000"
+"""The dummy key adapters get in replay; ERR-07 checks it never shows up in an error."""
+AGENT_ID = "helix-conformance-agent"
+POST_RETURN_WATCH_S = 0.02
+THREAD_GRACE_S = 2.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    callbacks: CallbackMode = "async"
+    plan: DeliveryPlan = field(default_factory=EventPlan)
+    cancel_after_chunks: int | None = None
+    """NT-03: cancel the task running generate_step once this many chunks were delivered."""
+    with_signal: bool = True
+    timeout: float = 10.0
+    steps: int = 1
+    """How many times generate_step is called on the same adapter (CACHE-03 stability)."""
+
+
+@dataclass
+class ScenarioRun:
+    options: RunOptions
+    trace: Trace
+    results: list[Any] = field(default_factory=list)
+    raised: BaseException | None = None
+    timed_out: bool = False
+    setup_error: str | None = None
+    cancelled: bool | None = None
+    """For cancel runs: True when CancelledError propagated out of the task."""
+    cancel_latency_s: float | None = None
+    unused_interactions: list[int] = field(default_factory=list)
+    unintercepted: list[str] = field(default_factory=list)
+    pending_tasks: list[str] = field(default_factory=list)
+    input_before: Any = None
+    input_after: Any = None
+    duration_s: float = 0.0
+    interactions: list[ReplayInteraction] = field(default_factory=list)
+
+    @property
+    def result(self) -> Any:
+        return self.results[0] if self.results else None
+
+    @property
+    def completed(self) -> bool:
+        return bool(self.results) and self.raised is None and not self.timed_out and self.setup_error is None
+
+
+def snapshot_input(step_input: LLMGenerateInput) -> Any:
+    """A deep, comparable picture of the input, to detect mutation (MSG-07)."""
+    return {
+        "messages": [m.model_dump(mode="json") for m in step_input.messages],
+        "tools": [
+            {"name": t.name, "description": t.description, "schema": t.json_schema(), "strict": t.strict}
+            for t in step_input.tools
+        ],
+        "config": step_input.config.model_dump(mode="json"),
+    }
+
+
+def build_input(scenario: Scenario, spec: AdapterSpec, trace: Trace, options: RunOptions,
+                controller: AbortController | None) -> LLMGenerateInput:
+    return LLMGenerateInput(
+        messages=list(scenario.messages),
+        tools=list(scenario.tools),
+        config=scenario.llm_config(spec.model),
+        abort_signal=controller.signal if controller else None,
+        callbacks=recording_callbacks(trace, options.callbacks),
+        agent_id=AGENT_ID,
+        agent_type="conformance",
+    )
+
+
+def run_scenario(
+    scenario: Scenario,
+    spec: AdapterSpec,
+    profile: WireProfile,
+    interactions: list[ReplayInteraction],
+    options: RunOptions,
+    *,
+    base_url: str | None = None,
+    scripted: tuple[Any, ...] = (),
+) -> ScenarioRun:
+    """Run generate_step under replay in a thread of its own, so a hanging adapter cannot hang the harness."""
+    trace = Trace()
+    run = ScenarioRun(options=options, trace=trace, interactions=interactions)
+    needs_controller = options.with_signal
+    controller = AbortController() if needs_controller else None
+    abort = scenario.abort
+    if abort is not None and abort.before and controller is not None:
+        controller.abort("aborted before the step started")
+        trace.add("abort", name="before")
+    replayer = Replayer(
+        interactions,
+        profile,
+        trace,
+        options.plan,
+        abort_after_events=None if abort is None or abort.before else abort.after_events,
+        on_abort=(lambda: controller.abort("aborted by the harness mid-stream")) if controller else None,
+    )
+    context = AdapterContext(api_key=REPLAY_API_KEY, base_url=base_url or profile.default_base_url,
+                             scripted_responses=scripted)
+    started = time.monotonic()
+    with intercept(replayer):
+        worker = threading.Thread(
+            target=lambda: asyncio.run(_drive(run, scenario, spec, context, controller)),
+            name=f"helix-scenario-{scenario.id}",
+            daemon=True,
+        )
+        worker.start()
+        worker.join(options.timeout * options.steps + THREAD_GRACE_S)
+        if worker.is_alive():
+            run.timed_out = True
+    run.duration_s = time.monotonic() - started
+    run.unused_interactions = replayer.unused()
+    run.unintercepted = list(replayer.unintercepted)
+    return run
+
+
+async def _drive(run: ScenarioRun, scenario: Scenario, spec: AdapterSpec, context: AdapterContext,
+                 controller: AbortController | None) -> None:
+    options, trace = run.options, run.trace
+    try:
+        adapter = spec.factory(context)
+    except Exception as exc:
+        run.setup_error = f"the adapter factory raised {type(exc).__name__}: {exc}"
+        return
+    before = asyncio.all_tasks()
+    for _ in range(options.steps):
+        step_input = build_input(scenario, spec, trace, options, controller)
+        run.input_before = snapshot_input(step_input)
+        try:
+            outcome = adapter.generate_step(step_input)
+            if not inspect.isawaitable(outcome):
+                raise TypeError(f"generate_step returned {type(outcome).__name__}, not an awaitable; "
+                                "it must be an `async def`")
+            if options.cancel_after_chunks is not None:
+                await _run_and_cancel(run, outcome, options.cancel_after_chunks)
+                return
+            result = await asyncio.wait_for(_as_coroutine(outcome), options.timeout)
+        except asyncio.TimeoutError:
+            run.timed_out = True
+            return
+        except BaseException as exc:  # noqa: BLE001 - NT-01/NT-03 judge whatever escaped
+            trace.add("returned", name="raised")
+            run.raised = exc
+            run.input_after = snapshot_input(step_input)
+            return
+        trace.add("returned", name=type(result).__name__)
+        run.results.append(result)
+        run.input_after = snapshot_input(step_input)
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    current = asyncio.current_task()
+    leftover = [t for t in asyncio.all_tasks() - before if t is not current and not t.done()]
+    run.pending_tasks = [repr(t.get_coro()) for t in leftover]
+    await asyncio.sleep(POST_RETURN_WATCH_S)  # callbacks fired after return land in the trace (STR-07)
+    for task in leftover:
+        task.cancel()
+    with contextlib.suppress(BaseException):
+        await asyncio.wait_for(asyncio.gather(*leftover, return_exceptions=True), 1.0)
+
+
+async def _as_coroutine(awaitable: Any) -> Any:
+    return await awaitable
+
+
+async def _run_and_cancel(run: ScenarioRun, outcome: Any, after_chunks: int) -> None:
+    """NT-03: cancel the task mid-stream; it must end promptly with CancelledError."""
+    task = asyncio.ensure_future(outcome)
+    deadline = time.monotonic() + run.options.timeout
+    while not task.done() and len(run.trace.of("chunk")) < after_chunks and time.monotonic() < deadline:
+        await asyncio.sleep(0)
+    if task.done():
+        run.cancelled = False
+        run.results.append(task.result() if not task.exception() else None)
+        return
+    cancelled_at = time.monotonic()
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=1.0)
+    run.cancel_latency_s = time.monotonic() - cancelled_at
+    if not done:
+        run.cancelled = False
+        return
+    run.cancelled = task.cancelled()
+    if not task.cancelled():
+        if task.exception() is None:
+            run.results.append(task.result())
+        else:
+            run.raised = task.exception()

@@ -1,0 +1,101 @@
+"""The trace: requests, delivered chunks and callbacks, interleaved in the order they happened.
+
+Checks read it to judge incrementality (STR-02), order (STR-04), nothing after return (STR-07), awaiting
+(STR-08), closing (AB-02) and requests (HARN-01/02, MSG/TOOL/CFG via the profile decoder).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+EventKind = Literal[
+    "request",  # the adapter sent a request (matched or not)
+    "chunk",  # a chunk of a response body was handed to the adapter
+    "response_closed",  # the adapter closed a response stream
+    "callback",  # a callback was invoked
+    "callback_done",  # an awaitable returned by a callback finished (async callbacks)
+    "abort",  # the harness aborted the signal
+    "fault",  # the harness injected a fault
+    "returned",  # generate_step returned
+]
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    seq: int
+    at: float
+    kind: EventKind
+    name: str = ""
+    """Callback name, fault kind, or request method+path."""
+    args: tuple[Any, ...] = ()
+    interaction: int | None = None
+    chunk_index: int | None = None
+    last: bool = False
+    """For chunks: the last chunk of that response."""
+
+
+@dataclass(frozen=True)
+class SentRequest:
+    method: str
+    url: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    interaction: int | None
+    """Index of the matched interaction, None when nothing recorded matched (HARN-01)."""
+    at: float
+    library: str
+
+
+@dataclass
+class Trace:
+    events: list[TraceEvent] = field(default_factory=list)
+    requests: list[SentRequest] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _start: float = field(default_factory=time.monotonic, repr=False)
+
+    def add(self, kind: EventKind, **fields: Any) -> TraceEvent:
+        with self._lock:
+            event = TraceEvent(seq=len(self.events), at=time.monotonic() - self._start, kind=kind, **fields)
+            self.events.append(event)
+            return event
+
+    def add_request(self, request: SentRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+        self.add("request", name=f"{request.method} {request.path}", interaction=request.interaction)
+
+    def now(self) -> float:
+        return time.monotonic() - self._start
+
+    # --- queries used by the checks -----------------------------------------------------------------
+
+    def of(self, kind: EventKind, name: str | None = None) -> list[TraceEvent]:
+        return [e for e in self.events if e.kind == kind and (name is None or e.name == name)]
+
+    def callbacks(self, name: str | None = None) -> list[TraceEvent]:
+        return self.of("callback", name)
+
+    def returned_at(self) -> int | None:
+        returned = self.of("returned")
+        return returned[0].seq if returned else None
+
+    def text_deltas(self) -> list[str]:
+        return [str(e.args[0]) for e in self.callbacks("on_text_delta")]
+
+    def describe(self, limit: int = 40) -> str:
+        """A compact, human-readable listing for failure messages."""
+        lines = []
+        for e in self.events[:limit]:
+            detail = e.name
+            if e.kind == "chunk":
+                detail = f"interaction {e.interaction} chunk {e.chunk_index}{' (last)' if e.last else ''}"
+            elif e.kind in ("callback", "callback_done") and e.args:
+                detail += "(" + ", ".join(repr(a)[:50] for a in e.args) + ")"
+            lines.append(f"  #{e.seq:<3} {e.at * 1000:7.1f} ms  {e.kind:<16} {detail}")
+        if len(self.events) > limit:
+            lines.append(f"  … {len(self.events) - limit} more events")
+        return "\n".join(lines)

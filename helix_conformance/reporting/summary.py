@@ -1,0 +1,56 @@
+"""The terminal summary: a table by contract area, MUST vs SHOULD, and the verdict of the gate."""
+
+from __future__ import annotations
+
+from ..clauses import AREAS, CLAUSES
+from .outcomes import OutcomeLog
+
+
+def render_summary(log: OutcomeLog, *, strict: bool, adapter: str) -> list[str]:
+    by_clause = log.by_clause()
+    header = f"{'area':<24} {'clauses':>7} {'passed':>7} {'failed':>7} {'SHOULD✗':>8} {'skipped':>8}   checks"
+    lines = ["", f"helix-conformance summary for adapter {adapter!r}", header, "-" * len(header)]
+    totals = {"clauses": 0, "passed": 0, "failed": 0, "should_failed": 0, "skipped": 0, "checks": 0}
+    broken_must, broken_should = [], []
+    for area, title in AREAS.items():
+        clauses = [c for c in CLAUSES.values() if c.area == area and c.id in by_clause]
+        if not clauses:
+            continue
+        counts = {"passed": 0, "failed": 0, "should_failed": 0, "skipped": 0}
+        for clause in clauses:
+            status = log.clause_status(clause.id)
+            counts[status] += 1
+            if status == "failed":
+                broken_must.append(clause.id)
+            elif status == "should_failed":
+                broken_should.append(clause.id)
+        checks = sum(len(by_clause[c.id]) for c in clauses)
+        lines.append(
+            f"{area + ' ' + title:<24} {len(clauses):>7} {counts['passed']:>7} {counts['failed']:>7} "
+            f"{counts['should_failed']:>8} {counts['skipped']:>8}   {checks}"
+        )
+        totals["clauses"] += len(clauses)
+        totals["checks"] += checks
+        for key in counts:
+            totals[key] += counts[key]
+    lines.append("-" * len(header))
+    lines.append(
+        f"{'total':<24} {totals['clauses']:>7} {totals['passed']:>7} {totals['failed']:>7} "
+        f"{totals['should_failed']:>8} {totals['skipped']:>8}   {totals['checks']}"
+    )
+    not_run = [c for c in CLAUSES if c not in by_clause]
+    if not_run:
+        lines.append(f"not applicable to this adapter's profile or not selected: {', '.join(not_run)}")
+    if broken_should:
+        lines.append(f"SHOULD clauses not met{' (failing the gate: --helix-strict)' if strict else ''}: "
+                     f"{', '.join(broken_should)}")
+    for error in log.gate_errors:
+        lines.append(error)
+    failing = broken_must + (broken_should if strict else [])
+    if failing or log.gate_errors:
+        what = f"{len(failing)} clause(s) broken: {', '.join(failing)}" if failing else "see above"
+        lines.append(f"VERDICT: FAIL — {what}")
+    else:
+        lines.append("VERDICT: PASS — every executed MUST clause holds"
+                     + (" (and every SHOULD clause)" if strict else ""))
+    return lines

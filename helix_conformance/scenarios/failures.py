@@ -1,0 +1,298 @@
+"""Scenarios where something goes wrong: HTTP errors, errors inside the stream, transport faults, bad bodies,
+retries, aborts and invalid tools. Every one must come back as an ErrorStepResult, never as an exception."""
+
+from __future__ import annotations
+
+from ..contract import Tool, UserMessage
+from .fixtures import GET_WEATHER
+from .model import (
+    AbortPlan,
+    Exchange,
+    Expected,
+    Fault,
+    Finish,
+    HttpError,
+    Raw,
+    Reuse,
+    Scenario,
+    Stream,
+    StreamError,
+    Text,
+    ToolCall,
+)
+
+HELLO_Q = (UserMessage(content="Say hello."),)
+
+# ERR-01/ERR-02: status -> (code, retryable). max_retries=0 so every adapter sends exactly one request.
+HTTP_STATUS_TABLE: tuple[tuple[int, str, bool], ...] = (
+    (400, "provider_invalid_request", False),
+    (401, "provider_auth_error", False),
+    (403, "provider_auth_error", False),
+    (404, "provider_invalid_request", False),
+    (408, "provider_timeout", True),
+    (413, "provider_invalid_request", False),
+    (422, "provider_invalid_request", False),
+    (429, "provider_rate_limited", True),
+    (500, "provider_error", True),
+    (502, "provider_error", True),
+    (503, "provider_overloaded", True),
+    (529, "provider_overloaded", True),
+)
+
+
+def _http_scenario(status: int, code: str, retryable: bool) -> Scenario:
+    return Scenario(
+        id=f"http_{status}",
+        description=f"HTTP {status} with the provider's error body maps to {code} (retryable={retryable}).",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(HttpError(status)),),
+        expect=Expected("error", "error", error_codes=(code,), retryable=retryable, status_code=status),
+        tags=frozenset({"http_error"}),
+    )
+
+
+LONG_TEXT = tuple(f"word{i} " for i in range(12))
+
+_STREAMED_PARTIAL = Stream(parts=(Text(("Hello", ", this", " is", " partial")),), finish=None)
+
+SCENARIOS: tuple[Scenario, ...] = (
+    *(_http_scenario(*row) for row in HTTP_STATUS_TABLE),
+    Scenario(
+        id="http_429_insufficient_quota",
+        description="OpenAI's 429 insufficient_quota is a quota problem, not a rate limit: not retryable.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(HttpError(429, kind="insufficient_quota")),),
+        expect=Expected(
+            "error",
+            "error",
+            error_codes=("provider_rate_limited",),
+            retryable=False,
+            status_code=429,
+            retryable_is_should=True,
+        ),
+        profiles=frozenset({"openai-chat"}),
+        tags=frozenset({"http_error"}),
+    ),
+    Scenario(
+        id="midstream_error",
+        description="A server error event inside an HTTP 200 stream, after some text.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(StreamError(parts=(Text(("Hello", " the")),), kind="server_error")),),
+        expect=Expected("error", "error", error_codes=("provider_error",)),
+        tags=frozenset({"stream_error"}),
+    ),
+    Scenario(
+        id="midstream_rate_limit",
+        description="A rate-limit error event inside an HTTP 200 stream.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(StreamError(parts=(), kind="rate_limit")),),
+        expect=Expected("error", "error", error_codes=("provider_rate_limited",)),
+        tags=frozenset({"stream_error"}),
+    ),
+    Scenario(
+        id="midstream_overloaded",
+        description="An overloaded error event inside an HTTP 200 stream.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(StreamError(parts=(Text(("Hi",)),), kind="overloaded")),),
+        expect=Expected("error", "error", error_codes=("provider_overloaded",)),
+        tags=frozenset({"stream_error"}),
+    ),
+    Scenario(
+        id="connect_error",
+        description="The connection cannot be established.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(Reuse("text_basic"), fault=Fault("connect_error")),),
+        expect=Expected("error", "error", error_codes=("provider_error",), retryable=True),
+        tags=frozenset({"transport"}),
+    ),
+    Scenario(
+        id="connect_timeout",
+        description="Connecting times out.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(Reuse("text_basic"), fault=Fault("connect_timeout")),),
+        expect=Expected("error", "error", error_codes=("provider_timeout",), retryable=True),
+        tags=frozenset({"transport"}),
+    ),
+    Scenario(
+        id="read_timeout",
+        description="The response headers arrive, then reading the body times out before any event.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(Reuse("text_basic"), fault=Fault("read_timeout", after_events=0)),),
+        expect=Expected("error", "error", error_codes=("provider_timeout",), retryable=True),
+        tags=frozenset({"transport"}),
+    ),
+    Scenario(
+        id="read_timeout_midstream",
+        description="Reading times out after output started: an error, never the partial text as success.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(Reuse("text_basic"), fault=Fault("read_timeout", after_events=3)),),
+        expect=Expected("error", "error", error_codes=("provider_timeout", "provider_error"), retryable=True),
+        tags=frozenset({"transport", "partial"}),
+    ),
+    Scenario(
+        id="connection_reset",
+        description="The connection drops after output started (ERR-04).",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(Reuse("text_basic"), fault=Fault("reset", after_events=3)),),
+        expect=Expected("error", "error", error_codes=("provider_error",), retryable=True),
+        tags=frozenset({"transport", "partial"}),
+    ),
+    Scenario(
+        id="truncated_stream",
+        description="The stream ends cleanly but without its finish and terminator events (ERR-04).",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(_STREAMED_PARTIAL),),
+        expect=Expected("error", "error", error_codes=("provider_error",), retryable=True),
+        tags=frozenset({"partial"}),
+    ),
+    Scenario(
+        id="html_error_page",
+        description="A proxy's HTML error page with status 502.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(
+            Exchange(
+                Raw(502, "text/html", "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>")
+            ),
+        ),
+        expect=Expected("error", "error", error_codes=("provider_error",), status_code=502, retryable=True),
+        tags=frozenset({"bad_body"}),
+    ),
+    Scenario(
+        id="plain_text_200",
+        description="A 200 response that is not the provider's format at all (text/plain).",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(Raw(200, "text/plain", "Hello from a demo endpoint, not an LLM provider.")),),
+        expect=Expected("error", "error", error_codes=("provider_error",)),
+        tags=frozenset({"bad_body"}),
+    ),
+    Scenario(
+        id="invalid_json_event",
+        description="An event whose data is not valid JSON, in the middle of the stream.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(Raw(200, "text/event-stream", 'data: {"id": "x", "choices": [{"ind\n\n')),),
+        expect=Expected("error", "error", error_codes=("provider_error",)),
+        tags=frozenset({"bad_body"}),
+    ),
+    Scenario(
+        id="finish_tool_invalid_json",
+        description="__finish__ called with arguments that are not valid JSON: an error result (FIN-03).",
+        messages=(UserMessage(content="Capital of France? Answer with the schema."),),
+        tools=(
+            Tool(
+                name="__finish__",
+                description="Return the final answer.",
+                input_schema={"type": "object", "properties": {"answer": {"type": "string"}}},
+            ),
+        ),
+        config={"max_retries": 0},
+        exchanges=(
+            Exchange(
+                Stream(
+                    parts=(ToolCall("call_Bj1sO2nE3rR4oR5aB6cD7eF8", "__finish__", ('{"answer": "Par', "is}")),),
+                    finish=Finish("tool_use"),
+                )
+            ),
+        ),
+        expect=Expected("error", "error"),
+        tags=frozenset({"finish"}),
+    ),
+    Scenario(
+        id="retry_429_then_success",
+        description="A 429 with retry-after-ms, then success: retried once, after the advertised delay.",
+        messages=HELLO_Q,
+        config={"max_retries": 2},
+        exchanges=(
+            Exchange(HttpError(429, retry_after_ms=150)),
+            Exchange(Reuse("text_basic")),
+        ),
+        expect=Expected("text", "end_turn", content="Hello! How can I help you today?"),
+        requires=frozenset({"retries"}),
+        tags=frozenset({"retry"}),
+    ),
+    Scenario(
+        id="retry_exhausted",
+        description="503 on every attempt: max_retries retries, then the error surfaces, no longer retryable.",
+        messages=HELLO_Q,
+        config={"max_retries": 2},
+        exchanges=(Exchange(HttpError(503)), Exchange(HttpError(503)), Exchange(HttpError(503))),
+        expect=Expected(
+            "error",
+            "error",
+            error_codes=("provider_overloaded",),
+            retryable=False,
+            status_code=503,
+            retryable_is_should=True,
+        ),
+        requires=frozenset({"retries"}),
+        tags=frozenset({"retry"}),
+    ),
+    Scenario(
+        id="no_retry_401",
+        description="401 is never retried, whatever max_retries says.",
+        messages=HELLO_Q,
+        config={"max_retries": 3},
+        exchanges=(Exchange(HttpError(401)),),
+        expect=Expected("error", "error", error_codes=("provider_auth_error",), retryable=False, status_code=401),
+        tags=frozenset({"retry"}),
+    ),
+    Scenario(
+        id="abort_before",
+        description="The abort signal is already aborted: an error result and no request at all.",
+        messages=HELLO_Q,
+        exchanges=(),
+        expect=Expected("error", "error", error_codes=("request_aborted",), retryable=False),
+        requires=frozenset({"abort"}),
+        abort=AbortPlan(before=True),
+        tags=frozenset({"abort"}),
+    ),
+    Scenario(
+        id="abort_midstream",
+        description="The signal is aborted while text streams: prompt return, response closed, no more callbacks.",
+        messages=HELLO_Q,
+        exchanges=(Exchange(Stream(parts=(Text(LONG_TEXT),), finish=Finish("end_turn"))),),
+        expect=Expected("error", "error", error_codes=("request_aborted",), retryable=False),
+        requires=frozenset({"abort"}),
+        abort=AbortPlan(after_events=3),
+        tags=frozenset({"abort"}),
+    ),
+    Scenario(
+        id="stall_midstream",
+        description="The stream stalls forever after some text; the step is aborted and must end promptly.",
+        messages=HELLO_Q,
+        exchanges=(Exchange(Reuse("text_basic"), fault=Fault("stall", after_events=2)),),
+        expect=Expected("error", "error", error_codes=("request_aborted", "provider_timeout")),
+        requires=frozenset({"abort"}),
+        abort=AbortPlan(after_events=2),
+        tags=frozenset({"abort", "stall"}),
+    ),
+    Scenario(
+        id="invalid_tool_name",
+        description="A tool name the provider rejects: an error result before any request (TOOL-05).",
+        messages=HELLO_Q,
+        tools=(
+            Tool(
+                name="get weather!",
+                description="A tool whose name breaks the provider's name pattern.",
+                input_schema=GET_WEATHER.input_schema,
+            ),
+        ),
+        config={"max_retries": 0},
+        exchanges=(Exchange(HttpError(400, kind="invalid_tool_name"), optional=True),),
+        expect=Expected("error", "error", error_codes=("provider_invalid_request",)),
+        tags=frozenset({"invalid_tool"}),
+    ),
+)

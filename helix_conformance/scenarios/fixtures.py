@@ -1,0 +1,94 @@
+"""Tools and conversation pieces shared by the scenarios."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..contract import FINISH_TOOL_NAME, ParsedToolCall, Tool, UserMessage
+
+
+class Unit(str, Enum):
+    celsius = "celsius"
+    fahrenheit = "fahrenheit"
+
+
+class WeatherQuery(BaseModel):
+    """Arguments of get_weather: an enum and an optional field (TOOL-02)."""
+
+    city: str = Field(description="City name, e.g. Paris")
+    unit: Unit | None = None
+
+
+class DateRange(BaseModel):
+    start: str
+    end: str | None = None
+
+
+class SearchFilters(BaseModel):
+    tags: list[str] = Field(default_factory=list)
+    range: DateRange | None = None
+
+
+class SearchQuery(BaseModel):
+    """Nested models, arrays, numbers and booleans: generated as ``$defs`` by pydantic (TOOL-02)."""
+
+    query: str
+    limit: int = 10
+    exact: bool = False
+    score: float | None = None
+    filters: SearchFilters | None = None
+    cursor: str | None = None
+
+
+GET_WEATHER = Tool(
+    name="get_weather",
+    description="Get the current weather for a city.",
+    input_schema=WeatherQuery,
+)
+SEARCH_DOCS = Tool(
+    name="search_docs",
+    description="Search the product documentation.",
+    input_schema=SearchQuery,
+)
+GET_TIME = Tool(
+    name="get_time",
+    description="Get the current UTC time. Takes no arguments.",
+    input_schema={"type": "object", "properties": {}},
+)
+LOOKUP_ORDER_STRICT = Tool(
+    name="lookup_order",
+    description="Look up an order by its id.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "order_id": {"type": "string", "pattern": "^ord_[0-9]+$"},
+            "include_items": {"type": "boolean"},
+            "channel": {"type": "string", "enum": ["web", "store", "phone"]},
+        },
+        "required": ["order_id"],
+    },
+    strict=True,
+)
+FINISH = Tool(
+    name=FINISH_TOOL_NAME,
+    description="Return the final answer to the user in the required format.",
+    input_schema={
+        "type": "object",
+        "properties": {"answer": {"type": "string"}, "confidence": {"type": "number"}},
+        "required": ["answer", "confidence"],
+    },
+)
+FINISH_LOOKALIKE = Tool(
+    name="finish",
+    description="Mark the current task as finished in the task tracker.",
+    input_schema={"type": "object", "properties": {"task_id": {"type": "string"}}, "required": ["task_id"]},
+)
+
+WEATHER_QUESTION = UserMessage(content="What's the weather in Paris?")
+
+
+def call(call_id: str, name: str, arguments: dict[str, Any]) -> ParsedToolCall:
+    return ParsedToolCall(id=call_id, name=name, arguments=arguments)

@@ -1,0 +1,194 @@
+"""Provider-neutral scenarios: canonical input, a neutral response script, and the expected outcome.
+
+A wire profile renders the script into its provider's exact format (the authored cassettes) and builds the
+error bodies; the replay engine serves them; the checks compare what the adapter did with ``expect``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+from ..contract import LLMConfig, Message, ParsedToolCall, StopReason, Tool
+
+ResultType = Literal["text", "tool_calls", "structured_output", "error"]
+
+
+# --- the neutral response script ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Text:
+    """Visible text, split into the deltas the provider sends."""
+
+    chunks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """Reasoning text, split into deltas."""
+
+    chunks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refusal message (OpenAI ``delta.refusal``)."""
+
+    chunks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call; ``arguments`` are the raw JSON fragments as streamed (split mid-token on purpose)."""
+
+    id: str | None
+    name: str
+    arguments: tuple[str, ...]
+
+
+Part = Union[Text, Thinking, Refusal, ToolCall]
+
+
+@dataclass(frozen=True)
+class Finish:
+    """How the response ends: a canonical stop reason, or the provider's exact value per profile."""
+
+    reason: StopReason
+    wire: tuple[tuple[str, str], ...] = ()
+    """(profile, provider value) overrides, e.g. (("openai-chat", "function_call"),)."""
+
+    def wire_value(self, profile: str) -> str | None:
+        return dict(self.wire).get(profile)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A 200 streamed response: parts in provider order, then the finish (None: no finish event)."""
+
+    parts: tuple[Part, ...]
+    finish: Finish | None
+    quirks: frozenset[str] = frozenset()
+    """Profile-interpreted wire oddities: ``empty_chunk_first`` (a chunk with no choices before the content),
+    ``unknown_fields`` (fields and event types the adapter has never seen; RES-12)."""
+
+
+@dataclass(frozen=True)
+class StreamError:
+    """A 200 stream that carries a provider error event after ``parts`` (ERR-03)."""
+
+    parts: tuple[Part, ...]
+    kind: str
+    """Neutral error kind: ``server_error``, ``rate_limit``, ``overloaded``."""
+
+
+@dataclass(frozen=True)
+class HttpError:
+    """An HTTP error status with the profile's own error body; ``kind`` picks a variant of the body."""
+
+    status: int
+    kind: str | None = None
+    retry_after_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A body that is not the provider's format at all (HTML error page, text/plain)."""
+
+    status: int
+    content_type: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """Serve the recorded response of another scenario (faults are generated, not stored)."""
+
+    scenario: str
+
+
+ResponseSpec = Union[Stream, StreamError, HttpError, Raw, Reuse]
+
+
+FaultKind = Literal["truncate", "reset", "read_timeout", "stall", "connect_error", "connect_timeout"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Delivery fault: after ``after_events`` events, do ``kind`` (raised as the client library's error)."""
+
+    kind: FaultKind
+    after_events: int = 0
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One expected request and what the replayed provider answers."""
+
+    response: ResponseSpec
+    fault: Fault | None = None
+    optional: bool = False
+    """A conforming adapter may never send this request (e.g. it rejects an invalid tool first)."""
+
+
+# --- expectations ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expected:
+    """The canonical outcome a conforming adapter returns for this scenario."""
+
+    type: ResultType
+    stop_reason: StopReason | None = None
+    content: str | None = None
+    thinking: str | None = None
+    tool_calls: tuple[ParsedToolCall, ...] = ()
+    output: Any = None
+    error_codes: tuple[str, ...] = ()
+    """Acceptable error codes (first is the canonical one)."""
+    retryable: bool | None = None
+    status_code: int | None = None
+    retryable_is_should: bool = False
+    """True where the expected ``retryable`` comes from a SHOULD clause (CFG-04, ERR-08)."""
+    stop_by_profile: tuple[tuple[str, StopReason], ...] = ()
+    """Where a profile's STOP-01 table maps differently (OpenAI reports a stop sequence as ``stop``)."""
+
+    def stop_for(self, profile: str) -> StopReason | None:
+        return dict(self.stop_by_profile).get(profile, self.stop_reason)
+
+
+@dataclass(frozen=True)
+class AbortPlan:
+    """``before``: the signal is aborted before the call; otherwise abort after that many events."""
+
+    before: bool = False
+    after_events: int = 0
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    description: str
+    messages: tuple[Message, ...]
+    exchanges: tuple[Exchange, ...]
+    expect: Expected
+    tools: tuple[Tool, ...] = ()
+    config: dict[str, Any] = field(default_factory=dict)
+    requires: frozenset[str] = frozenset()
+    tags: frozenset[str] = frozenset()
+    abort: AbortPlan | None = None
+    profiles: frozenset[str] | None = None
+    """Wire profiles this scenario exists for; None means every profile."""
+    should: frozenset[str] = frozenset()
+    """Clauses that are only SHOULD for this scenario (e.g. the refusal row of the STOP-01 table)."""
+
+    def llm_config(self, model: str) -> LLMConfig:
+        return LLMConfig(model=model, **self.config)
+
+    def applies_to_profile(self, profile: str) -> bool:
+        return self.profiles is None or profile in self.profiles
+
+    @property
+    def recorded_exchanges(self) -> tuple[Exchange, ...]:
+        """Exchanges whose response is rendered into this scenario's cassette."""
+        return tuple(e for e in self.exchanges if isinstance(e.response, (Stream, StreamError)))

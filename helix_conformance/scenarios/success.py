@@ -1,0 +1,415 @@
+"""Scenarios where the provider answers normally: text, tools, finish tool, thinking, stop reasons, config."""
+
+from __future__ import annotations
+
+from ..contract import AssistantMessage, SystemMessage, ToolCallInfo, ToolMessage, UserMessage
+from .fixtures import (
+    FINISH,
+    FINISH_LOOKALIKE,
+    GET_TIME,
+    GET_WEATHER,
+    LOOKUP_ORDER_STRICT,
+    SEARCH_DOCS,
+    WEATHER_QUESTION,
+    call,
+)
+from .model import Exchange, Expected, Finish, Refusal, Scenario, Stream, Text, Thinking, ToolCall
+
+END = Finish("end_turn")
+TOOL_USE = Finish("tool_use")
+
+
+def _stream(*parts: Text | Thinking | Refusal | ToolCall, finish: Finish = END, **kw: object) -> tuple[Exchange]:
+    return (Exchange(Stream(parts=parts, finish=finish, **kw)),)  # type: ignore[arg-type]
+
+
+HELLO = ("Hello", "!", " How can", " I help", " you today?")
+PARIS_ARGS = ('{"ci', 'ty": "Pa', 'ris", "unit"', ': "celsius"}')
+LONDON_ARGS = ('{"city', '": "London"', "}")
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        id="text_basic",
+        description="A plain text answer streamed in several deltas.",
+        messages=(UserMessage(content="Say hello."),),
+        exchanges=_stream(Text(HELLO)),
+        expect=Expected("text", "end_turn", content="".join(HELLO)),
+        tags=frozenset({"baseline"}),
+    ),
+    Scenario(
+        id="text_unicode",
+        description="Unicode and whitespace survive both ways: emoji, CJK, combining marks, tabs, newlines.",
+        messages=(UserMessage(content="Répète:\tnaïve café — 日本語 🎉\n  (two spaces)  "),),
+        exchanges=_stream(Text(("Ré", "pète: naïve ", "café — 日本", "語 🎉", "\n  e\u0301 ok"))),
+        expect=Expected("text", "end_turn", content="Répète: naïve café — 日本語 🎉\n  e\u0301 ok"),
+    ),
+    Scenario(
+        id="text_quirks",
+        description="Chunks the adapter has never seen: an empty first chunk, unknown fields (RES-12).",
+        messages=(UserMessage(content="Say ok."),),
+        exchanges=_stream(
+            Text(("O", "k.")), quirks=frozenset({"empty_chunk_first", "unknown_fields"})
+        ),
+        expect=Expected("text", "end_turn", content="Ok."),
+    ),
+    Scenario(
+        id="system_multiturn",
+        description="A system prompt and a multi-turn history, including an empty assistant turn.",
+        messages=(
+            SystemMessage(content="You are terse.\nAnswer in one word."),
+            UserMessage(content="Capital of France?"),
+            AssistantMessage(content="Paris."),
+            UserMessage(content="And of Italy?"),
+            AssistantMessage(content=""),
+            UserMessage(content="Please answer."),
+        ),
+        exchanges=_stream(Text(("Ro", "me."))),
+        expect=Expected("text", "end_turn", content="Rome."),
+    ),
+    Scenario(
+        id="tool_call",
+        description="One tool call whose JSON arguments arrive split mid-token.",
+        messages=(WEATHER_QUESTION,),
+        tools=(GET_WEATHER,),
+        exchanges=_stream(ToolCall("call_7hPq2LmX9vRt4KsW1nYb3ZcD", "get_weather", PARIS_ARGS), finish=TOOL_USE),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(call("call_7hPq2LmX9vRt4KsW1nYb3ZcD", "get_weather", {"city": "Paris", "unit": "celsius"}),),
+        ),
+    ),
+    Scenario(
+        id="tool_call_parallel",
+        description="Two tool calls in one response, deltas interleaved by index; none may be merged.",
+        messages=(UserMessage(content="Weather in Paris and London?"),),
+        tools=(GET_WEATHER,),
+        exchanges=_stream(
+            ToolCall("call_Xc81NfQzB0aWm5TgR2yVhJ4k", "get_weather", PARIS_ARGS),
+            ToolCall("call_q9DkE3sLpA6uZw0HnC7xYt1M", "get_weather", LONDON_ARGS),
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(
+                call("call_Xc81NfQzB0aWm5TgR2yVhJ4k", "get_weather", {"city": "Paris", "unit": "celsius"}),
+                call("call_q9DkE3sLpA6uZw0HnC7xYt1M", "get_weather", {"city": "London"}),
+            ),
+        ),
+        requires=frozenset({"parallel_tool_calls"}),
+        tags=frozenset({"parallel"}),
+    ),
+    Scenario(
+        id="text_and_tool_call",
+        description="Text that precedes a tool call must be kept and streamed first.",
+        messages=(WEATHER_QUESTION,),
+        tools=(GET_WEATHER,),
+        exchanges=_stream(
+            Text(("Let me", " check the", " weather.")),
+            ToolCall("call_Lr5tG8wNq2ZkP0vB6mJcX3sY", "get_weather", ('{"city":"Paris"}',)),
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            content="Let me check the weather.",
+            tool_calls=(call("call_Lr5tG8wNq2ZkP0vB6mJcX3sY", "get_weather", {"city": "Paris"}),),
+        ),
+    ),
+    Scenario(
+        id="tool_call_typed_arguments",
+        description="Numbers, booleans, null, nested objects and arrays keep their JSON types.",
+        messages=(UserMessage(content="Search the docs for the refund policy."),),
+        tools=(SEARCH_DOCS,),
+        exchanges=_stream(
+            ToolCall(
+                "call_Vb4nK7pQ1sW9eR2tY6uI0oPa",
+                "search_docs",
+                (
+                    '{"query": "refund policy", "limit": ',
+                    "5",
+                    ', "exact": fal',
+                    'se, "score": 0.7',
+                    '5, "filters": {"tags": ["billing", "eu"]}, "cursor": null}',
+                ),
+            ),
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(
+                call(
+                    "call_Vb4nK7pQ1sW9eR2tY6uI0oPa",
+                    "search_docs",
+                    {
+                        "query": "refund policy",
+                        "limit": 5,
+                        "exact": False,
+                        "score": 0.75,
+                        "filters": {"tags": ["billing", "eu"]},
+                        "cursor": None,
+                    },
+                ),
+            ),
+        ),
+    ),
+    Scenario(
+        id="tool_call_no_arguments",
+        description='A tool without arguments: the provider streams an empty argument string "".',
+        messages=(UserMessage(content="What time is it?"),),
+        tools=(GET_TIME,),
+        exchanges=_stream(ToolCall("call_Hs2dF5gJ8kL1zX4cV7bN0mQw", "get_time", ()), finish=TOOL_USE),
+        expect=Expected(
+            "tool_calls", "tool_use", tool_calls=(call("call_Hs2dF5gJ8kL1zX4cV7bN0mQw", "get_time", {}),)
+        ),
+    ),
+    Scenario(
+        id="tool_call_empty_object",
+        description='A tool call whose arguments are the empty object "{}".',
+        messages=(UserMessage(content="What time is it?"),),
+        tools=(GET_TIME,),
+        exchanges=_stream(ToolCall("call_Pq3wE6rT9yU2iO5pA8sD1fGh", "get_time", ("{", "}")), finish=TOOL_USE),
+        expect=Expected(
+            "tool_calls", "tool_use", tool_calls=(call("call_Pq3wE6rT9yU2iO5pA8sD1fGh", "get_time", {}),)
+        ),
+    ),
+    Scenario(
+        id="tool_call_finish_stop",
+        description='Tool calls reported with the natural-end finish reason ("stop" with tool calls happens).',
+        messages=(WEATHER_QUESTION,),
+        tools=(GET_WEATHER,),
+        exchanges=_stream(
+            ToolCall("call_Zx9cV8bN7mA6sD5fG4hJ3kL2", "get_weather", PARIS_ARGS), finish=Finish("end_turn")
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(call("call_Zx9cV8bN7mA6sD5fG4hJ3kL2", "get_weather", {"city": "Paris", "unit": "celsius"}),),
+        ),
+    ),
+    Scenario(
+        id="tool_result_roundtrip",
+        description="History with an assistant turn of two tool calls and their two results, then a text answer.",
+        messages=(
+            UserMessage(content="Weather in Paris and London?"),
+            AssistantMessage(
+                content="",
+                tool_calls=[
+                    ToolCallInfo(id="call_Xc81NfQzB0aWm5TgR2yVhJ4k", name="get_weather", arguments={"city": "Paris"}),
+                    ToolCallInfo(
+                        id="call_q9DkE3sLpA6uZw0HnC7xYt1M", name="get_weather", arguments={"city": "London"}
+                    ),
+                ],
+            ),
+            ToolMessage(tool_call_id="call_Xc81NfQzB0aWm5TgR2yVhJ4k", tool_name="get_weather", content="18°C, sunny"),
+            ToolMessage(tool_call_id="call_q9DkE3sLpA6uZw0HnC7xYt1M", tool_name="get_weather", content="12°C, rain"),
+        ),
+        tools=(GET_WEATHER,),
+        exchanges=_stream(Text(("Paris: 18°C and sunny.", " London: 12°C with rain."))),
+        expect=Expected("text", "end_turn", content="Paris: 18°C and sunny. London: 12°C with rain."),
+    ),
+    Scenario(
+        id="tool_schemas",
+        description="Nested pydantic models, enums, optionals, arrays, $defs, a no-argument and a strict tool.",
+        messages=(UserMessage(content="Find my last order."),),
+        tools=(SEARCH_DOCS, GET_WEATHER, GET_TIME, LOOKUP_ORDER_STRICT),
+        exchanges=_stream(
+            ToolCall("call_Mn1bV2cX3zL4kJ5hG6fD7sA8", "lookup_order", ('{"order_id": "ord_1', '42"}')),
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(call("call_Mn1bV2cX3zL4kJ5hG6fD7sA8", "lookup_order", {"order_id": "ord_142"}),),
+        ),
+    ),
+    Scenario(
+        id="finish_tool",
+        description="The model calls the framework's __finish__ tool: a structured output result.",
+        messages=(UserMessage(content="Capital of France? Answer with the schema."),),
+        tools=(GET_WEATHER, FINISH),
+        exchanges=_stream(
+            ToolCall("call_Fn0aB1cD2eF3gH4iJ5kL6mN7", "__finish__", ('{"answer": "Pa', 'ris", "confidence": 0.98}')),
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "structured_output", "tool_use", output={"answer": "Paris", "confidence": 0.98}
+        ),
+    ),
+    Scenario(
+        id="finish_tool_with_sibling",
+        description="__finish__ beside an ordinary tool call in the same step: __finish__ wins.",
+        messages=(UserMessage(content="Capital of France? Answer with the schema."),),
+        tools=(GET_WEATHER, FINISH),
+        exchanges=_stream(
+            Text(("Done.",)),
+            ToolCall("call_Sb1cD2eF3gH4iJ5kL6mN7oP8", "get_weather", ('{"city": "Paris"}',)),
+            ToolCall("call_Fn9zY8xW7vU6tS5rQ4pO3nM2", "__finish__", ('{"answer": "Paris", "confidence": 1}',)),
+            finish=TOOL_USE,
+        ),
+        expect=Expected("structured_output", "tool_use", output={"answer": "Paris", "confidence": 1}),
+        requires=frozenset({"parallel_tool_calls"}),
+    ),
+    Scenario(
+        id="finish_tool_lookalike",
+        description='A tool merely named like the finish tool ("finish") is an ordinary tool call.',
+        messages=(UserMessage(content="Close task 7."),),
+        tools=(FINISH_LOOKALIKE, FINISH),
+        exchanges=_stream(ToolCall("call_Lk2jH3gF4dS5aP6oI7uY8tR9", "finish", ('{"task_id": "7"}',)), finish=TOOL_USE),
+        expect=Expected(
+            "tool_calls", "tool_use", tool_calls=(call("call_Lk2jH3gF4dS5aP6oI7uY8tR9", "finish", {"task_id": "7"}),)
+        ),
+    ),
+    Scenario(
+        id="thinking_text",
+        description="Reasoning streamed before the answer: returned in `thinking`, streamed via on_thinking.",
+        messages=(UserMessage(content="What is 17 * 3?"),),
+        exchanges=_stream(
+            Thinking(("The user wants", " 17 times 3.", " 17*3 = 51.")),
+            Text(("17 × 3", " = 51.")),
+        ),
+        expect=Expected(
+            "text", "end_turn", content="17 × 3 = 51.", thinking="The user wants 17 times 3. 17*3 = 51."
+        ),
+        requires=frozenset({"thinking"}),
+    ),
+    Scenario(
+        id="thinking_tool_call",
+        description="Reasoning, then a tool call: thinking is kept on the tool-calls result.",
+        messages=(WEATHER_QUESTION,),
+        tools=(GET_WEATHER,),
+        exchanges=_stream(
+            Thinking(("I should", " call get_weather.")),
+            ToolCall("call_Th1nK2iN3gT4oO5lC6aL7lX", "get_weather", ('{"city": "Paris"}',)),
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            thinking="I should call get_weather.",
+            tool_calls=(call("call_Th1nK2iN3gT4oO5lC6aL7lX", "get_weather", {"city": "Paris"}),),
+        ),
+        requires=frozenset({"thinking"}),
+    ),
+    Scenario(
+        id="thinking_finish_tool",
+        description="Reasoning, then __finish__: thinking is kept on the structured result (RES-08, FIN-04).",
+        messages=(UserMessage(content="Capital of France? Answer with the schema."),),
+        tools=(FINISH,),
+        exchanges=_stream(
+            Thinking(("Paris is", " the capital.")),
+            ToolCall("call_Fn5tH6iN7kI8nG9aB0cD1eF", "__finish__", ('{"answer": "Paris", "confidence": 0.9}',)),
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "structured_output",
+            "tool_use",
+            thinking="Paris is the capital.",
+            output={"answer": "Paris", "confidence": 0.9},
+        ),
+        requires=frozenset({"thinking"}),
+    ),
+    Scenario(
+        id="stop_max_tokens",
+        description="Text cut off by the token limit: a text result with stop_reason max_tokens.",
+        messages=(UserMessage(content="Write a long poem."),),
+        config={"max_output_tokens": 8},
+        exchanges=_stream(Text(("Roses are", " red, violets")), finish=Finish("max_tokens")),
+        expect=Expected("text", "max_tokens", content="Roses are red, violets"),
+    ),
+    Scenario(
+        id="stop_content_filter",
+        description="Output stopped by the provider's content filter.",
+        messages=(UserMessage(content="Tell me something."),),
+        exchanges=_stream(Text(("I was", " going to")), finish=Finish("content_filter")),
+        expect=Expected("text", "content_filter", content="I was going to"),
+    ),
+    Scenario(
+        id="stop_refusal",
+        description="The model refuses (a refusal message instead of content).",
+        messages=(UserMessage(content="Help me do something harmful."),),
+        exchanges=_stream(Refusal(("I can't help", " with that.")), finish=END),
+        expect=Expected("text", "refusal"),
+        should=frozenset({"STOP-01", "STOP-02"}),
+    ),
+    Scenario(
+        id="stop_sequence",
+        description="Generation ended on a configured stop sequence.",
+        messages=(UserMessage(content="Count to ten."),),
+        config={"stop_sequences": ["5"]},
+        exchanges=_stream(Text(("1, 2,", " 3, 4, ")), finish=Finish("stop_sequence")),
+        expect=Expected(
+            "text", "stop_sequence", content="1, 2, 3, 4, ", stop_by_profile=(("openai-chat", "end_turn"),)
+        ),
+    ),
+    Scenario(
+        id="stop_function_call",
+        description='The legacy finish reason "function_call" with a tool call.',
+        messages=(WEATHER_QUESTION,),
+        tools=(GET_WEATHER,),
+        exchanges=_stream(
+            ToolCall("call_Fc1aB2cD3eF4gH5iJ6kL7mN8", "get_weather", ('{"city": "Paris"}',)),
+            finish=Finish("tool_use", wire=(("openai-chat", "function_call"),)),
+        ),
+        expect=Expected(
+            "tool_calls", "tool_use", tool_calls=(call("call_Fc1aB2cD3eF4gH5iJ6kL7mN8", "get_weather", {"city": "Paris"}),)
+        ),
+        profiles=frozenset({"openai-chat"}),
+    ),
+    Scenario(
+        id="stop_unknown",
+        description="A finish reason the adapter has never seen maps to unknown; the string never leaks.",
+        messages=(UserMessage(content="Say hi."),),
+        exchanges=_stream(Text(("Hi",)), finish=Finish("unknown", wire=(("openai-chat", "eos_interrupted"),))),
+        expect=Expected("text", "unknown", content="Hi"),
+    ),
+    Scenario(
+        id="tool_call_cut_off",
+        description="A tool call cut off by the token limit is not returned as an executable call (RES-10).",
+        messages=(WEATHER_QUESTION,),
+        tools=(GET_WEATHER,),
+        config={"max_output_tokens": 5},
+        exchanges=_stream(
+            ToolCall("call_Ct1oF2fA3rG4sX5yZ6wV7uT8", "get_weather", ('{"city": "Pa',)), finish=Finish("max_tokens")
+        ),
+        expect=Expected("text", "max_tokens"),
+        tags=frozenset({"cut_off"}),
+    ),
+    Scenario(
+        id="config_passthrough",
+        description="Every generation parameter, extra headers and provider options reach the request.",
+        messages=(UserMessage(content="Say hello."),),
+        config={
+            "max_output_tokens": 256,
+            "temperature": 0.3,
+            "top_p": 0.9,
+            "top_k": 40,
+            "presence_penalty": 0.1,
+            "frequency_penalty": 0.2,
+            "stop_sequences": ["END", "STOP"],
+            "seed": 7,
+            "headers": {"X-Helix-Test": "config-passthrough"},
+            "provider_options": {
+                "openai": {"user": "helix-conformance"},
+                "anthropic": {"metadata": {"user_id": "helix-conformance"}},
+                "gemini": {"labels": {"suite": "helix-conformance"}},
+            },
+        },
+        exchanges=_stream(Text(HELLO)),
+        expect=Expected("text", "end_turn", content="".join(HELLO)),
+    ),
+    Scenario(
+        id="caching_auto",
+        description="caching='auto': the profile's cache markers are sent, stable across steps of a session.",
+        messages=(
+            SystemMessage(content="You are a helpful assistant with a long, stable system prompt."),
+            UserMessage(content="Say hello."),
+        ),
+        tools=(GET_WEATHER,),
+        config={"caching": "auto"},
+        exchanges=_stream(Text(HELLO)),
+        expect=Expected("text", "end_turn", content="".join(HELLO)),
+        requires=frozenset({"caching"}),
+    ),
+)

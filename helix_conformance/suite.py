@@ -1,0 +1,174 @@
+"""The conformance suite as data: which (profile, scenario, clause) checks exist for an adapter, and running one.
+
+No pytest here: the plugin turns the plan into items, and ``run_conformance`` can run it as a plain function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .checks.context import CheckContext, HarnessSettings, ScenarioSession
+from .checks.registry import Check, CheckFailed, Failure, NotApplicable, load_all_checks
+from .clauses import get_clause
+from .contract.spec import AdapterSpec
+from .profiles import get_profile
+from .profiles.base import WireProfile
+from .replay.cassette import CassetteError
+from .replay.interactions import CassetteCache
+from .scenarios import scenarios_for
+from .scenarios.model import Scenario
+
+Outcome = Literal["passed", "failed", "skipped"]
+
+
+def bundled_cassettes() -> Path:
+    """Cassettes ship inside the wheel as ``helix_conformance/_cassettes``; in a checkout they are at the top."""
+    package = Path(__file__).resolve().parent
+    installed = package / "_cassettes"
+    return installed if installed.is_dir() else package.parent / "cassettes"
+
+
+@dataclass(frozen=True)
+class PlannedCheck:
+    profile: str
+    scenario: Scenario
+    check: Check
+    skip_reason: str | None
+
+    @property
+    def clause(self) -> str:
+        return self.check.clause
+
+    @property
+    def level(self) -> str:
+        if self.clause in self.scenario.should:
+            return "SHOULD"
+        return get_clause(self.clause).level
+
+    @property
+    def test_id(self) -> str:
+        return f"{self.profile}::{self.scenario.id}::{self.clause}"
+
+
+@dataclass
+class CheckOutcome:
+    outcome: Outcome
+    failure: Failure | None = None
+    reason: str = ""
+
+
+def profile_for(spec: AdapterSpec) -> WireProfile:
+    if spec.wire_profile == "scripted":
+        from .profiles.scripted import PROFILE
+
+        return PROFILE
+    return get_profile(spec.wire_profile)
+
+
+def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
+    """Every applicable check, grouped by scenario; unmet capabilities become skips that say why."""
+    profile = profile_for(spec)
+    registry = load_all_checks()
+    planned = []
+    for scenario in scenarios_for(profile.name):
+        if not profile.runs_scenario(scenario):
+            continue
+        for check in registry.values():
+            if not profile.runs_clause(check.clause) or not check.applies(scenario, profile):
+                continue
+            missing = sorted((scenario.requires | check.requires) - spec.capabilities)
+            reason = (
+                f"{spec.name} does not declare capability {', '.join(repr(m) for m in missing)} "
+                f"(AdapterSpec.capabilities)" if missing else None
+            )
+            planned.append(PlannedCheck(profile.name, scenario, check, reason))
+    return planned
+
+
+@dataclass
+class SuiteRunner:
+    """Runs planned checks, sharing one ScenarioSession per scenario and dropping it once its checks ran."""
+
+    spec: AdapterSpec
+    settings: HarnessSettings
+    cassette_root: Path | None = None
+    _sessions: dict[str, ScenarioSession] = field(default_factory=dict)
+    _remaining: dict[str, int] = field(default_factory=dict)
+    _cassettes: CassetteCache | None = None
+
+    def expect(self, planned: list[PlannedCheck]) -> None:
+        for item in planned:
+            self._remaining[item.scenario.id] = self._remaining.get(item.scenario.id, 0) + 1
+
+    def session(self, item: PlannedCheck) -> ScenarioSession:
+        if self._cassettes is None:
+            self._cassettes = CassetteCache(self.cassette_root or self.spec.cassette_dir or bundled_cassettes())
+        sid = item.scenario.id
+        if sid not in self._sessions:
+            profile = profile_for(self.spec)
+            self._sessions[sid] = ScenarioSession(item.scenario, profile, self.spec, self._cassettes,
+                                                  self.settings, scripted=profile.scripted(item.scenario))
+        return self._sessions[sid]
+
+    def run(self, item: PlannedCheck) -> CheckOutcome:
+        if item.skip_reason:
+            return CheckOutcome("skipped", reason=item.skip_reason)
+        try:
+            return self._run(item)
+        finally:
+            left = self._remaining.get(item.scenario.id, 1) - 1
+            self._remaining[item.scenario.id] = left
+            if left <= 0:
+                self._sessions.pop(item.scenario.id, None)
+
+    def _run(self, item: PlannedCheck) -> CheckOutcome:
+        session = self.session(item)
+        ctx = CheckContext(item.clause, session)
+        try:
+            if item.check.needs_result:
+                problem = _no_result(session)
+                if problem:
+                    return CheckOutcome("failed", _failure(item, problem))
+            item.check.func(ctx)
+        except CheckFailed as exc:
+            return CheckOutcome("failed", exc.failure)
+        except NotApplicable as exc:
+            return CheckOutcome("skipped", reason=str(exc))
+        except CassetteError as exc:
+            return CheckOutcome("failed", _failure(item, f"cassette problem: {exc}"))
+        return CheckOutcome("passed")
+
+
+def _no_result(session: ScenarioSession) -> str | None:
+    try:
+        run = session.run()
+    except CassetteError:
+        raise
+    if run.setup_error:
+        return f"no result to judge: {run.setup_error}"
+    if run.timed_out:
+        return f"no result to judge: generate_step did not return within {session.settings.timeout} s (HARN-03)"
+    if run.raised is not None:
+        return (f"no result to judge: generate_step raised {type(run.raised).__name__}: {run.raised} "
+                "(NT-01: failures must be returned as ErrorStepResult)")
+    return None
+
+
+def _failure(item: PlannedCheck, message: str) -> Failure:
+    return Failure(item.clause, item.scenario.id, item.profile, message, hint=get_clause(item.clause).common_mistakes)
+
+
+def iter_plan_by_scenario(planned: list[PlannedCheck]) -> Iterator[tuple[str, list[PlannedCheck]]]:
+    order: dict[str, list[PlannedCheck]] = {}
+    for item in planned:
+        order.setdefault(item.scenario.id, []).append(item)
+    yield from order.items()
+
+
+def describe(result: Any) -> str:
+    from .checks.common import short
+
+    return short(result)
