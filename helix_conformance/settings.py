@@ -62,7 +62,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("helix-strict", "SHOULD clauses fail the gate too", False, _bool, flag=True),
     Option("helix-timeout", "seconds one scenario may take before HARN-03 fails it (default 10)", 10.0,
            _positive_float, metavar="SECONDS"),
-    Option("helix-examples", "Hypothesis examples per property clause (STR-10, NT-02; default 12)", 12,
+    Option("helix-examples", "random Hypothesis examples per property clause (STR-10, NT-02; default 5)", 5,
            _positive_int, metavar="N"),
     Option("helix-seed", "seed for the property clauses (default: derandomized, the same every run)", None, int,
            metavar="SEED"),

@@ -93,7 +93,7 @@ def mock_spec() -> AdapterSpec:
     )
 
 
-def run_conformance(spec: AdapterSpec, *, timeout: float = 10.0, examples: int = 12,
+def run_conformance(spec: AdapterSpec, *, timeout: float = 10.0, examples: int = 5,
                     cassette_dir: Path | None = None, strict: bool = False) -> dict[str, Any]:
     """Run the suite without pytest; returns ``{"passed": bool, "results": [...]}`` (one entry per check)."""
     from .checks.context import HarnessSettings

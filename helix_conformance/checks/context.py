@@ -15,7 +15,7 @@ from ..scenarios.model import Scenario
 @dataclass
 class HarnessSettings:
     timeout: float = 10.0
-    examples: int = 12
+    examples: int = 5
     """Hypothesis examples per property check (STR-10, NT-02); derandomized unless a seed is given."""
     seed: int | None = None
 
@@ -41,15 +41,16 @@ class ScenarioSession:
             self._interactions = build_interactions(self.scenario, self.profile, self.cassettes)
         return self._interactions
 
-    def run(self, options: RunOptions | None = None) -> ScenarioRun:
-        options = options or RunOptions()
-        options = replace(options, timeout=self.settings.timeout)
-        if options not in self._runs:
-            interactions = self.interactions() * options.steps
-            self._runs[options] = run_scenario(
-                self.scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
-            )
-        return self._runs[options]
+    def run(self, options: RunOptions | None = None, *, keep: bool = True) -> ScenarioRun:
+        """The run with these options, computed once; ``keep=False`` for one-off property-test runs."""
+        options = replace(options or RunOptions(), timeout=self.settings.timeout)
+        if options in self._runs:
+            return self._runs[options]
+        interactions = self.interactions() * options.steps
+        run = run_scenario(self.scenario, self.spec, self.profile, interactions, options, scripted=self.scripted)
+        if keep:
+            self._runs[options] = run
+        return run
 
     def decoded_requests(self) -> list[DecodedRequest]:
         if self._decoded is None:

@@ -15,7 +15,10 @@ EventSplitter = Callable[[bytes], list[bytes]]
 
 @dataclass(frozen=True)
 class EventPlan:
-    """One provider event per chunk (the default)."""
+    """One provider event per chunk (the default), with a turn of the event loop before each chunk so
+    that callbacks fired as data arrives interleave with deliveries in the trace (STR-02)."""
+
+    yield_between: bool = True
 
     def chunks(self, body: bytes, split_events: EventSplitter) -> list[bytes]:
         return split_events(body) or [body]
@@ -26,6 +29,7 @@ class SplitPlan:
     """Cut the body at these byte offsets (sorted, deduplicated, out-of-range ones ignored)."""
 
     cuts: tuple[int, ...]
+    yield_between: bool = False
 
     def chunks(self, body: bytes, split_events: EventSplitter) -> list[bytes]:
         points = sorted({c for c in self.cuts if 0 < c < len(body)})
@@ -37,6 +41,8 @@ class SplitPlan:
 class WholePlan:
     """The whole body in one chunk."""
 
+    yield_between: bool = False
+
     def chunks(self, body: bytes, split_events: EventSplitter) -> list[bytes]:
         return [body]
 
@@ -47,6 +53,7 @@ class MutatedPlan:
 
     truncate_at: int
     flips: tuple[tuple[int, int], ...] = ()
+    yield_between: bool = False
 
     def chunks(self, body: bytes, split_events: EventSplitter) -> list[bytes]:
         mutated = bytearray(body[: self.truncate_at])

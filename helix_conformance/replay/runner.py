@@ -22,7 +22,8 @@ from .transport import Replayer, intercept
 REPLAY_API_KEY = "sk-helix-replay-0000000000000000000000000000"
 """The dummy key adapters get in replay; ERR-07 checks it never shows up in an error."""
 AGENT_ID = "helix-conformance-agent"
-POST_RETURN_WATCH_S = 0.02
+POST_RETURN_LOOP_TURNS = 8
+"""Loop turns watched after return: callbacks fired by leftover tasks land in the trace (STR-07)."""
 THREAD_GRACE_S = 2.0
 
 
@@ -174,7 +175,9 @@ async def _drive(run: ScenarioRun, scenario: Scenario, spec: AdapterSpec, contex
     current = asyncio.current_task()
     leftover = [t for t in asyncio.all_tasks() - before if t is not current and not t.done()]
     run.pending_tasks = [repr(t.get_coro()) for t in leftover]
-    await asyncio.sleep(POST_RETURN_WATCH_S)  # callbacks fired after return land in the trace (STR-07)
+    for _ in range(POST_RETURN_LOOP_TURNS):
+        await asyncio.sleep(0)
+    await asyncio.sleep(0.001)
     for task in leftover:
         task.cancel()
     with contextlib.suppress(BaseException):

@@ -163,8 +163,10 @@ class _StreamBase:
 
 class _AsyncReplayStream(_StreamBase):
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        turn = self.replayer.plan.yield_between
         for i, chunk in enumerate(self.chunks):
-            await asyncio.sleep(0)
+            if turn:
+                await asyncio.sleep(0)
             if self.replayer._before_chunk(self.index, i):
                 await asyncio.sleep(SLOW_AFTER_ABORT_S)
             self._deliver(i)

@@ -1,0 +1,1 @@
+"""Reference LLM adapters that pass the conformance suite, written to be read and copied."""
