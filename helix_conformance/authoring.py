@@ -55,7 +55,9 @@ def render_cassette(profile_name: str, scenario: Scenario) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helix_conformance.authoring", description=__doc__)
-    parser.add_argument("--out", type=Path, default=Path("cassettes"), help="cassette root (default: cassettes)")
+    parser.add_argument(
+        "--out", type=Path, default=Path("cassettes"), help="cassette root (default: cassettes)"
+    )
     parser.add_argument("--profile", action="append", choices=KNOWN_PROFILES, help="only this profile")
     parser.add_argument("--check", action="store_true", help="compare instead of writing; exit 1 on drift")
     args = parser.parse_args(argv)

@@ -13,7 +13,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "helix_conformance: a clause x scenario check of the conformance suite")
+    config.addinivalue_line(
+        "markers", "helix_conformance: a clause x scenario check of the conformance suite"
+    )
     options = resolve(config)
     name = options["adapter"][0]
     if not name:

@@ -51,7 +51,9 @@ class ConformanceItem(pytest.Item):
 class ConformancePlugin:
     """Registered by plugin.py only when --adapter is given; owns collection, summary and reports."""
 
-    def __init__(self, config: pytest.Config, resolved: ResolvedAdapter, options: dict[str, tuple[Any, str]]) -> None:
+    def __init__(
+        self, config: pytest.Config, resolved: ResolvedAdapter, options: dict[str, tuple[Any, str]]
+    ) -> None:
         self.config = config
         self.resolved = resolved
         self.options = options
@@ -98,12 +100,16 @@ class ConformancePlugin:
             item.planned, item.runner, item.strict = check, runner, self.strict
             item.adapter_name = self.resolved.spec.name
             item.user_properties.extend(
-                [("clause", check.clause), ("scenario", check.scenario.id), ("profile", check.profile),
-                 ("level", check.level)]
+                [
+                    ("clause", check.clause),
+                    ("scenario", check.scenario.id),
+                    ("profile", check.profile),
+                    ("level", check.level),
+                ]
             )
             item.add_marker(pytest.mark.helix_conformance)
             items.append(item)
-        report = pytest.CollectReport("", "passed", None, items)
+        report = pytest.CollectReport("", "passed", None, list[pytest.Item | pytest.Collector](items))
         hook.pytest_collectreport(report=report)
         session.items = items
         hook.pytest_collection_modifyitems(session=session, config=session.config, items=session.items)
@@ -136,5 +142,11 @@ class ConformancePlugin:
         if path:
             from .reporting.json_report import write_json_report
 
-            write_json_report(Path(path), self.log, self.resolved, self.options, strict=self.strict,
-                              exitstatus=int(session.exitstatus))
+            write_json_report(
+                Path(path),
+                self.log,
+                self.resolved,
+                self.options,
+                strict=self.strict,
+                exitstatus=int(session.exitstatus),
+            )

@@ -7,8 +7,9 @@ Kept free of heavy imports: the plugin reads these in every pytest run.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -56,16 +57,35 @@ def _positive_int(text: str) -> int:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("adapter", "run the Helix adapter conformance suite against NAME: a built-in (openai, mock), an "
-           "entry point of group helix_conformance.adapters, a module exposing `spec`, or pkg.module:attr",
-           None, metavar="NAME"),
+    Option(
+        "adapter",
+        "run the Helix adapter conformance suite against NAME: a built-in (openai, mock), an "
+        "entry point of group helix_conformance.adapters, a module exposing `spec`, or pkg.module:attr",
+        None,
+        metavar="NAME",
+    ),
     Option("helix-strict", "SHOULD clauses fail the gate too", False, _bool, flag=True),
-    Option("helix-timeout", "seconds one scenario may take before HARN-03 fails it (default 10)", 10.0,
-           _positive_float, metavar="SECONDS"),
-    Option("helix-examples", "random Hypothesis examples per property clause (STR-10, NT-02; default 5)", 5,
-           _positive_int, metavar="N"),
-    Option("helix-seed", "seed for the property clauses (default: derandomized, the same every run)", None, int,
-           metavar="SEED"),
+    Option(
+        "helix-timeout",
+        "seconds one scenario may take before HARN-03 fails it (default 10)",
+        10.0,
+        _positive_float,
+        metavar="SECONDS",
+    ),
+    Option(
+        "helix-examples",
+        "random Hypothesis examples per property clause (STR-10, NT-02; default 5)",
+        5,
+        _positive_int,
+        metavar="N",
+    ),
+    Option(
+        "helix-seed",
+        "seed for the property clauses (default: derandomized, the same every run)",
+        None,
+        int,
+        metavar="SEED",
+    ),
     Option("helix-report", "write a JSON report of every clause x scenario to PATH", None, metavar="PATH"),
 )
 
@@ -75,11 +95,22 @@ def add_options(parser: pytest.Parser) -> None:
     for option in OPTIONS:
         env_note = f" [env {option.env}, ini {option.dest}]"
         if option.flag:
-            group.addoption(f"--{option.name}", action="store_true", default=None, dest=option.dest,
-                            help=option.help + env_note)
+            group.addoption(
+                f"--{option.name}",
+                action="store_true",
+                default=None,
+                dest=option.dest,
+                help=option.help + env_note,
+            )
         else:
-            group.addoption(f"--{option.name}", action="store", default=None, dest=option.dest,
-                            metavar=option.metavar, help=option.help + env_note)
+            group.addoption(
+                f"--{option.name}",
+                action="store",
+                default=None,
+                dest=option.dest,
+                metavar=option.metavar,
+                help=option.help + env_note,
+            )
         parser.addini(option.dest, option.help, default=None)
 
 

@@ -82,7 +82,9 @@ def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
             missing = sorted((scenario.requires | check.requires) - spec.capabilities)
             reason = (
                 f"{spec.name} does not declare capability {', '.join(repr(m) for m in missing)} "
-                f"(AdapterSpec.capabilities)" if missing else None
+                f"(AdapterSpec.capabilities)"
+                if missing
+                else None
             )
             planned.append(PlannedCheck(profile.name, scenario, check, reason))
     return planned
@@ -105,12 +107,20 @@ class SuiteRunner:
 
     def session(self, item: PlannedCheck) -> ScenarioSession:
         if self._cassettes is None:
-            self._cassettes = CassetteCache(self.cassette_root or self.spec.cassette_dir or bundled_cassettes())
+            self._cassettes = CassetteCache(
+                self.cassette_root or self.spec.cassette_dir or bundled_cassettes()
+            )
         sid = item.scenario.id
         if sid not in self._sessions:
             profile = profile_for(self.spec)
-            self._sessions[sid] = ScenarioSession(item.scenario, profile, self.spec, self._cassettes,
-                                                  self.settings, scripted=profile.scripted(item.scenario))
+            self._sessions[sid] = ScenarioSession(
+                item.scenario,
+                profile,
+                self.spec,
+                self._cassettes,
+                self.settings,
+                scripted=profile.scripted(item.scenario),
+            )
         return self._sessions[sid]
 
     def run(self, item: PlannedCheck) -> CheckOutcome:
@@ -150,15 +160,21 @@ def _no_result(session: ScenarioSession) -> str | None:
     if run.setup_error:
         return f"no result to judge: {run.setup_error}"
     if run.timed_out:
-        return f"no result to judge: generate_step did not return within {session.settings.timeout} s (HARN-03)"
+        return (
+            f"no result to judge: generate_step did not return within {session.settings.timeout} s (HARN-03)"
+        )
     if run.raised is not None:
-        return (f"no result to judge: generate_step raised {type(run.raised).__name__}: {run.raised} "
-                "(NT-01: failures must be returned as ErrorStepResult)")
+        return (
+            f"no result to judge: generate_step raised {type(run.raised).__name__}: {run.raised} "
+            "(NT-01: failures must be returned as ErrorStepResult)"
+        )
     return None
 
 
 def _failure(item: PlannedCheck, message: str) -> Failure:
-    return Failure(item.clause, item.scenario.id, item.profile, message, hint=get_clause(item.clause).common_mistakes)
+    return Failure(
+        item.clause, item.scenario.id, item.profile, message, hint=get_clause(item.clause).common_mistakes
+    )
 
 
 def iter_plan_by_scenario(planned: list[PlannedCheck]) -> Iterator[tuple[str, list[PlannedCheck]]]:

@@ -85,7 +85,7 @@ def mock_spec() -> AdapterSpec:
     """The spec behind ``--adapter=mock``: the scripted profile hands each scenario's result to the mock."""
     return AdapterSpec(
         name="mock",
-        factory=lambda ctx: MockLLMAdapter(ctx.scripted_responses),  # type: ignore[arg-type]
+        factory=lambda ctx: MockLLMAdapter(ctx.scripted_responses),
         wire_profile="scripted",
         model="mock-model",
         capabilities=frozenset({"thinking", "parallel_tool_calls", "abort"}),
@@ -93,13 +93,32 @@ def mock_spec() -> AdapterSpec:
     )
 
 
-def run_conformance(spec: AdapterSpec, *, timeout: float = 10.0, examples: int = 5,
-                    cassette_dir: Path | None = None, strict: bool = False) -> dict[str, Any]:
-    """Run the suite without pytest; returns ``{"passed": bool, "results": [...]}`` (one entry per check)."""
+def run_conformance(
+    spec: AdapterSpec,
+    *,
+    clauses: Iterable[str] | None = None,
+    scenarios: Iterable[str] | None = None,
+    timeout: float = 10.0,
+    examples: int = 5,
+    cassette_dir: Path | None = None,
+    strict: bool = False,
+) -> dict[str, Any]:
+    """Run the suite (or the named clauses/scenarios of it) without pytest.
+
+    Returns ``{"adapter", "passed", "results": [{"id", "clause", "scenario", "level", "outcome", "message"}]}``;
+    ``passed`` is the gate's verdict: no MUST failure (no failure at all when ``strict``) and something ran.
+    """
     from .checks.context import HarnessSettings
     from .suite import SuiteRunner, plan_suite
 
-    planned = plan_suite(spec)
+    wanted_clauses = set(clauses) if clauses is not None else None
+    wanted_scenarios = set(scenarios) if scenarios is not None else None
+    planned = [
+        p
+        for p in plan_suite(spec)
+        if (wanted_clauses is None or p.clause in wanted_clauses)
+        and (wanted_scenarios is None or p.scenario.id in wanted_scenarios)
+    ]
     runner = SuiteRunner(spec, HarnessSettings(timeout=timeout, examples=examples), cassette_dir)
     runner.expect(planned)
     results = []
@@ -108,9 +127,18 @@ def run_conformance(spec: AdapterSpec, *, timeout: float = 10.0, examples: int =
         outcome = runner.run(item)
         if outcome.outcome == "failed" and (item.level == "MUST" or strict):
             passed = False
-        results.append({
-            "id": item.test_id, "clause": item.clause, "level": item.level, "outcome": outcome.outcome,
-            "message": outcome.failure.message if outcome.failure else outcome.reason,
-        })
-    return {"adapter": spec.name, "passed": passed and any(r["outcome"] != "skipped" for r in results),
-            "results": results}
+        results.append(
+            {
+                "id": item.test_id,
+                "clause": item.clause,
+                "scenario": item.scenario.id,
+                "level": item.level,
+                "outcome": outcome.outcome,
+                "message": outcome.failure.message if outcome.failure else outcome.reason,
+            }
+        )
+    return {
+        "adapter": spec.name,
+        "passed": passed and any(r["outcome"] != "skipped" for r in results),
+        "results": results,
+    }

@@ -79,19 +79,39 @@ def json_equal(a: Any, b: Any) -> bool:
 def describe_result(result: Any) -> dict[str, Any]:
     """A comparable summary of a StepResult (STR-09/10 compare these across runs)."""
     if isinstance(result, TextStepResult):
-        return {"type": "text", "content": result.content, "thinking": _thinking(result.thinking),
-                "stop_reason": result.stop_reason, "should_stop": result.should_stop}
+        return {
+            "type": "text",
+            "content": result.content,
+            "thinking": _thinking(result.thinking),
+            "stop_reason": result.stop_reason,
+            "should_stop": result.should_stop,
+        }
     if isinstance(result, ToolCallsStepResult):
-        return {"type": "tool_calls", "content": result.content, "thinking": _thinking(result.thinking),
-                "tool_calls": [(c.id, c.name, json.dumps(c.arguments, sort_keys=True)) for c in result.tool_calls],
-                "stop_reason": result.stop_reason, "should_stop": result.should_stop}
+        return {
+            "type": "tool_calls",
+            "content": result.content,
+            "thinking": _thinking(result.thinking),
+            "tool_calls": [
+                (c.id, c.name, json.dumps(c.arguments, sort_keys=True)) for c in result.tool_calls
+            ],
+            "stop_reason": result.stop_reason,
+            "should_stop": result.should_stop,
+        }
     if isinstance(result, StructuredOutputStepResult):
-        return {"type": "structured_output", "output": json.dumps(result.output, sort_keys=True, default=repr),
-                "thinking": _thinking(result.thinking), "stop_reason": result.stop_reason}
+        return {
+            "type": "structured_output",
+            "output": json.dumps(result.output, sort_keys=True, default=repr),
+            "thinking": _thinking(result.thinking),
+            "stop_reason": result.stop_reason,
+        }
     if isinstance(result, ErrorStepResult):
         error = result.error
-        return {"type": "error", "code": getattr(error, "code", None),
-                "retryable": getattr(error, "retryable", None), "error_class": type(error).__name__}
+        return {
+            "type": "error",
+            "code": getattr(error, "code", None),
+            "retryable": getattr(error, "retryable", None),
+            "error_class": type(error).__name__,
+        }
     return {"type": f"<not a StepResult: {type(result).__name__}>"}
 
 
@@ -106,4 +126,3 @@ def error_of(result: Any) -> HelixError | Exception | None:
 def short(result: Any) -> str:
     summary = describe_result(result)
     return ", ".join(f"{k}={v!r}" for k, v in summary.items() if v is not None)
-

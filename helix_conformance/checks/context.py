@@ -47,7 +47,9 @@ class ScenarioSession:
         if options in self._runs:
             return self._runs[options]
         interactions = self.interactions() * options.steps
-        run = run_scenario(self.scenario, self.spec, self.profile, interactions, options, scripted=self.scripted)
+        run = run_scenario(
+            self.scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
+        )
         if keep:
             self._runs[options] = run
         return run

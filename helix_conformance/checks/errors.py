@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from ..contract import ErrorStepResult, HelixError
 from ..contract.results import STEP_RESULT_TYPES
+from ..profiles.base import WireProfile
 from ..replay.delivery import MutatedPlan
 from ..replay.runner import REPLAY_API_KEY, RunOptions
-from ..scenarios.model import HttpError
+from ..scenarios.model import HttpError, Scenario
 from .common import expects, has_recorded_stream, named, short, tagged
 from .context import CheckContext
 from .registry import check, fail
@@ -19,11 +19,19 @@ from .registry import check, fail
 def _error(ctx: CheckContext) -> HelixError:
     result = ctx.result
     if not isinstance(result, ErrorStepResult):
-        fail(ctx, "expected an ErrorStepResult", expected=ctx.scenario.expect.error_codes or "error",
-             actual=short(result))
+        fail(
+            ctx,
+            "expected an ErrorStepResult",
+            expected=ctx.scenario.expect.error_codes or "error",
+            actual=short(result),
+        )
     if not isinstance(result.error, HelixError):
-        fail(ctx, "the error must be a HelixError", expected="HelixError",
-             actual=f"{type(result.error).__name__}: {result.error}")
+        fail(
+            ctx,
+            "the error must be a HelixError",
+            expected="HelixError",
+            actual=f"{type(result.error).__name__}: {result.error}",
+        )
     return result.error
 
 
@@ -47,9 +55,17 @@ def helix_error_fields(ctx: CheckContext) -> None:
     want = {"category": "provider", "status_code": expect.status_code, "has cause": True}
     if got != want:
         fail(ctx, "the HelixError fields are incomplete", expected=want, actual=got)
-    if expect.retryable is not None and not expect.retryable_is_should and error.retryable != expect.retryable:
-        fail(ctx, f"HTTP {expect.status_code} must be retryable={expect.retryable}", expected=expect.retryable,
-             actual=error.retryable)
+    if (
+        expect.retryable is not None
+        and not expect.retryable_is_should
+        and error.retryable != expect.retryable
+    ):
+        fail(
+            ctx,
+            f"HTTP {expect.status_code} must be retryable={expect.retryable}",
+            expected=expect.retryable,
+            actual=error.retryable,
+        )
 
 
 @check("ERR-03", applies=tagged("stream_error"))
@@ -78,8 +94,12 @@ def error_result_stops(ctx: CheckContext) -> None:
     if not isinstance(result, ErrorStepResult):
         fail(ctx, "expected an ErrorStepResult", actual=short(result))
     if (result.should_stop, result.stop_reason) != (True, "error"):
-        fail(ctx, "an ErrorStepResult must have should_stop=True and stop_reason='error'",
-             expected=(True, "error"), actual=(result.should_stop, result.stop_reason))
+        fail(
+            ctx,
+            "an ErrorStepResult must have should_stop=True and stop_reason='error'",
+            expected=(True, "error"),
+            actual=(result.should_stop, result.stop_reason),
+        )
 
 
 @check("ERR-07", applies=expects("error"))
@@ -96,8 +116,12 @@ def api_key_never_in_the_error(ctx: CheckContext) -> None:
 @check("ERR-08", applies=named("http_429_insufficient_quota"))
 def insufficient_quota_not_retryable(ctx: CheckContext) -> None:
     if _error(ctx).retryable is not False:
-        fail(ctx, "429 insufficient_quota is a quota problem, not a rate limit: retryable must be False",
-             expected=False, actual=_error(ctx).retryable)
+        fail(
+            ctx,
+            "429 insufficient_quota is a quota problem, not a rate limit: retryable must be False",
+            expected=False,
+            actual=_error(ctx).retryable,
+        )
 
 
 @check("CFG-03", applies=tagged("retry"))
@@ -105,8 +129,12 @@ def max_retries_honoured(ctx: CheckContext) -> None:
     sent = len(ctx.main.trace.requests)
     wanted = len([e for e in ctx.scenario.exchanges if not e.optional])
     if sent != wanted:
-        fail(ctx, f"max_retries={ctx.scenario.config.get('max_retries')}: expected {wanted} request(s)",
-             expected=wanted, actual=sent)
+        fail(
+            ctx,
+            f"max_retries={ctx.scenario.config.get('max_retries')}: expected {wanted} request(s)",
+            expected=wanted,
+            actual=sent,
+        )
     if ctx.scenario.expect.type != "error" and isinstance(ctx.result, ErrorStepResult):
         fail(ctx, "the retried step should have succeeded", actual=short(ctx.result))
 
@@ -114,8 +142,12 @@ def max_retries_honoured(ctx: CheckContext) -> None:
 @check("CFG-04", applies=named("retry_exhausted"), requires=("retries",))
 def exhausted_retries_not_retryable(ctx: CheckContext) -> None:
     if _error(ctx).retryable is not False:
-        fail(ctx, "an error that survived the adapter's own retries should be retryable=False",
-             expected=False, actual=_error(ctx).retryable)
+        fail(
+            ctx,
+            "an error that survived the adapter's own retries should be retryable=False",
+            expected=False,
+            actual=_error(ctx).retryable,
+        )
 
 
 @check("CFG-05", applies=named("retry_429_then_success"), requires=("retries",))
@@ -126,8 +158,12 @@ def retry_after_honoured(ctx: CheckContext) -> None:
         fail(ctx, "expected a retry after the 429", expected=2, actual=len(requests))
     waited = requests[1].at - requests[0].at
     if waited < first.retry_after_ms / 1000 * 0.9:
-        fail(ctx, "the retry came before the delay the provider asked for (retry-after-ms)",
-             expected=f">= {first.retry_after_ms} ms", actual=f"{waited * 1000:.0f} ms")
+        fail(
+            ctx,
+            "the retry came before the delay the provider asked for (retry-after-ms)",
+            expected=f">= {first.retry_after_ms} ms",
+            actual=f"{waited * 1000:.0f} ms",
+        )
 
 
 @check("NT-01", needs_result=False)
@@ -136,13 +172,16 @@ def generate_step_never_raises(ctx: CheckContext) -> None:
     if run.setup_error:
         fail(ctx, run.setup_error)
     if run.raised is not None:
-        fail(ctx, "generate_step raised instead of returning an ErrorStepResult",
-             expected="a StepResult", actual=f"{type(run.raised).__name__}: {run.raised}")
+        fail(
+            ctx,
+            "generate_step raised instead of returning an ErrorStepResult",
+            expected="a StepResult",
+            actual=f"{type(run.raised).__name__}: {run.raised}",
+        )
 
 
-def _mutation_applies(scenario: object, profile: object) -> bool:
-    tags = getattr(scenario, "tags", frozenset())
-    return has_recorded_stream(scenario, profile) and not getattr(scenario, "abort", None) and "retry" not in tags  # type: ignore[arg-type]
+def _mutation_applies(scenario: Scenario, profile: WireProfile) -> bool:
+    return has_recorded_stream(scenario, profile) and not scenario.abort and "retry" not in scenario.tags
 
 
 @check("NT-02", applies=_mutation_applies)
@@ -151,17 +190,27 @@ def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
     settings_ = ctx.session.settings
     seen: list[str] = []
 
-    @settings(max_examples=settings_.examples, derandomize=settings_.seed is None, database=None, deadline=None,
-              phases=(Phase.explicit, Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=settings_.examples,
+        derandomize=settings_.seed is None,
+        database=None,
+        deadline=None,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+    )
     @given(
         st.integers(min_value=0, max_value=body),
-        st.lists(st.tuples(st.integers(min_value=0, max_value=max(body - 1, 0)), st.integers(0, 255)), max_size=4),
+        st.lists(
+            st.tuples(st.integers(min_value=0, max_value=max(body - 1, 0)), st.integers(0, 255)), max_size=4
+        ),
     )
     def property_(truncate_at: int, flips: list[tuple[int, int]]) -> None:
         plan = MutatedPlan(truncate_at=truncate_at, flips=tuple(flips))
         run = ctx.session.run(RunOptions(plan=plan), keep=False)
         if run.raised is not None or run.timed_out or not isinstance(run.result, STEP_RESULT_TYPES):
-            what = repr(run.raised) if run.raised else "timed out" if run.timed_out else repr(run.result)[:100]
+            what = (
+                repr(run.raised) if run.raised else "timed out" if run.timed_out else repr(run.result)[:100]
+            )
             seen.append(f"{plan}: {what}")
             raise AssertionError(seen[-1])
 
@@ -169,8 +218,12 @@ def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
     try:
         test()
     except AssertionError:
-        fail(ctx, "a truncated or corrupted stream made the step raise, hang or return garbage",
-             actual=seen[-1] if seen else "?", details="minimal example after shrinking: " + (seen[-1] if seen else "?"))
+        fail(
+            ctx,
+            "a truncated or corrupted stream made the step raise, hang or return garbage",
+            actual=seen[-1] if seen else "?",
+            details="minimal example after shrinking: " + (seen[-1] if seen else "?"),
+        )
 
 
 @check("NT-03", applies=named("text_basic", "tool_call_parallel"))
@@ -178,8 +231,12 @@ def cancellation_is_not_swallowed(ctx: CheckContext) -> None:
     run = ctx.session.run(RunOptions(cancel_after_chunks=2))
     if run.cancelled is not True:
         outcome = short(run.result) if run.results else repr(run.raised) if run.raised else "still running"
-        fail(ctx, "cancelling the task running generate_step must end it with asyncio.CancelledError",
-             expected="CancelledError", actual=outcome)
+        fail(
+            ctx,
+            "cancelling the task running generate_step must end it with asyncio.CancelledError",
+            expected="CancelledError",
+            actual=outcome,
+        )
     if run.cancel_latency_s is not None and run.cancel_latency_s > 1.0:
         fail(ctx, "cancellation took too long", expected="< 1 s", actual=f"{run.cancel_latency_s:.2f} s")
 
@@ -187,16 +244,24 @@ def cancellation_is_not_swallowed(ctx: CheckContext) -> None:
 @check("NT-04", applies=tagged("stall"), needs_result=False)
 def stalled_stream_does_not_hang(ctx: CheckContext) -> None:
     if ctx.main.timed_out:
-        fail(ctx, "a stalled stream hung the step past the timeout (no read timeout, abort ignored)",
-             expected=f"return within {ctx.session.settings.timeout} s", actual="timed out")
+        fail(
+            ctx,
+            "a stalled stream hung the step past the timeout (no read timeout, abort ignored)",
+            expected=f"return within {ctx.session.settings.timeout} s",
+            actual="timed out",
+        )
     _code_is_expected(ctx)
 
 
 @check("AB-01", applies=named("abort_before"), requires=("abort",))
 def already_aborted_sends_nothing(ctx: CheckContext) -> None:
     if ctx.main.trace.requests:
-        fail(ctx, "a request was sent although the signal was already aborted", expected=0,
-             actual=len(ctx.main.trace.requests))
+        fail(
+            ctx,
+            "a request was sent although the signal was already aborted",
+            expected=0,
+            actual=len(ctx.main.trace.requests),
+        )
     _code_is_expected(ctx)
 
 
@@ -208,7 +273,11 @@ def abort_midstream_returns_promptly(ctx: CheckContext) -> None:
     if abort is None or returned is None:
         fail(ctx, "the step did not return after the abort", details=trace.describe())
     if any(e.last for e in trace.of("chunk")):
-        fail(ctx, "the step returned only after the rest of the response was delivered", details=trace.describe())
+        fail(
+            ctx,
+            "the step returned only after the rest of the response was delivered",
+            details=trace.describe(),
+        )
     if not trace.of("response_closed"):
         fail(ctx, "the aborted response was never closed", details=trace.describe())
     late = [e.name for e in trace.callbacks() if e.seq > abort.seq and e.name != "on_error"]
@@ -223,11 +292,10 @@ def abort_error_is_terminal(ctx: CheckContext) -> None:
     if error.code == "request_aborted" and error.retryable is not False:
         fail(ctx, "request_aborted must be retryable=False", expected=False, actual=error.retryable)
     if ctx.scenario.id == "abort_before" and error.code != "request_aborted":
-        fail(ctx, "an abort must be reported as request_aborted", expected="request_aborted", actual=error.code)
+        fail(
+            ctx, "an abort must be reported as request_aborted", expected="request_aborted", actual=error.code
+        )
     aborts = ctx.main.trace.of("abort")
     after = [r for r in ctx.main.trace.of("request") if aborts and r.seq > aborts[0].seq]
     if after:
         fail(ctx, "the adapter retried after the abort", expected=0, actual=len(after))
-
-
-

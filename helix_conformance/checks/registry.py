@@ -99,7 +99,9 @@ def check(
     return register
 
 
-def fail(ctx: Any, message: str, *, expected: Any = _MISSING, actual: Any = _MISSING, details: str = "") -> NoReturn:
+def fail(
+    ctx: Any, message: str, *, expected: Any = _MISSING, actual: Any = _MISSING, details: str = ""
+) -> NoReturn:
     """Stop the current check with a Failure for its clause."""
     raise CheckFailed(
         Failure(

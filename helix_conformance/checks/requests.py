@@ -17,8 +17,13 @@ from .schema_equivalence import differences
 def _first_request(ctx: CheckContext) -> DecodedRequest:
     decoded = ctx.requests()
     if not decoded:
-        fail(ctx, "the adapter sent no request", expected="one request", actual="none",
-             details=f"result: {short(ctx.result)}")
+        fail(
+            ctx,
+            "the adapter sent no request",
+            expected="one request",
+            actual="none",
+            details=f"result: {short(ctx.result)}",
+        )
     return decoded[0]
 
 
@@ -49,7 +54,12 @@ def _messages_of(ctx: CheckContext, kind: type) -> tuple[list[Any], list[Any]]:
 def system_reaches_the_system_slot(ctx: CheckContext) -> None:
     given, sent = _messages_of(ctx, SystemMessage)
     if given != sent:
-        fail(ctx, "system messages did not reach the provider's system slot exactly", expected=given, actual=sent)
+        fail(
+            ctx,
+            "system messages did not reach the provider's system slot exactly",
+            expected=given,
+            actual=sent,
+        )
 
 
 @check("MSG-02", applies=_having(UserMessage, AssistantMessage))
@@ -61,21 +71,33 @@ def user_and_assistant_text_exact(ctx: CheckContext) -> None:
             fail(ctx, f"{kind.__name__} text was not sent exactly", expected=given_text, actual=sent_text)
 
 
-@check("MSG-03", applies=lambda s, p: sends_request(s, p) and any(
-    isinstance(m, AssistantMessage) and m.tool_calls for m in s.messages))
+@check(
+    "MSG-03",
+    applies=lambda s, p: (
+        sends_request(s, p) and any(isinstance(m, AssistantMessage) and m.tool_calls for m in s.messages)
+    ),
+)
 def history_tool_calls_keep_ids_names_arguments(ctx: CheckContext) -> None:
     given, sent = _messages_of(ctx, AssistantMessage)
     if [m[2] for m in given] != [m[2] for m in sent]:
-        fail(ctx, "assistant tool calls in the history changed (ids, names or arguments)",
-             expected=[m[2] for m in given], actual=[m[2] for m in sent])
+        fail(
+            ctx,
+            "assistant tool calls in the history changed (ids, names or arguments)",
+            expected=[m[2] for m in given],
+            actual=[m[2] for m in sent],
+        )
 
 
 @check("MSG-04", applies=_having(ToolMessage))
 def tool_results_linked_by_id(ctx: CheckContext) -> None:
     given, sent = _messages_of(ctx, ToolMessage)
     if given != sent:
-        fail(ctx, "tool results were not sent as the provider's tool results, linked by id", expected=given,
-             actual=sent)
+        fail(
+            ctx,
+            "tool results were not sent as the provider's tool results, linked by id",
+            expected=given,
+            actual=sent,
+        )
 
 
 @check("MSG-05", applies=lambda s, p: sends_request(s, p) and len(s.messages) >= 2)
@@ -83,11 +105,21 @@ def order_preserved_nothing_dropped(ctx: CheckContext) -> None:
     given = [_canonical(m) for m in ctx.scenario.messages]
     sent = [_canonical(m) for m in _first_request(ctx).messages]
     if given != sent:
-        fail(ctx, "the conversation changed on the way: order, drops or duplicates", expected=given, actual=sent)
+        fail(
+            ctx,
+            "the conversation changed on the way: order, drops or duplicates",
+            expected=given,
+            actual=sent,
+        )
 
 
-@check("MSG-06", applies=lambda s, p: sends_request(s, p) and any(
-    isinstance(m, AssistantMessage) and m.tool_calls and not m.content for m in s.messages))
+@check(
+    "MSG-06",
+    applies=lambda s, p: (
+        sends_request(s, p)
+        and any(isinstance(m, AssistantMessage) and m.tool_calls and not m.content for m in s.messages)
+    ),
+)
 def no_empty_text_blocks(ctx: CheckContext) -> None:
     empty = _first_request(ctx).empty_text
     if empty:
@@ -98,8 +130,12 @@ def no_empty_text_blocks(ctx: CheckContext) -> None:
 def input_not_mutated(ctx: CheckContext) -> None:
     run = ctx.main
     if run.input_after is not None and run.input_before != run.input_after:
-        fail(ctx, "generate_step mutated its input (messages, tools or config)", expected=run.input_before,
-             actual=run.input_after)
+        fail(
+            ctx,
+            "generate_step mutated its input (messages, tools or config)",
+            expected=run.input_before,
+            actual=run.input_after,
+        )
 
 
 @check("MSG-09", applies=sends_request)
@@ -112,8 +148,12 @@ def request_matches_the_provider_format(ctx: CheckContext) -> None:
 @check("MSG-10", applies=sends_request)
 def streaming_is_requested(ctx: CheckContext) -> None:
     if not all(r.streaming for r in ctx.requests()) or not ctx.requests():
-        fail(ctx, "the request did not ask for a streamed response", expected=True,
-             actual=[r.streaming for r in ctx.requests()])
+        fail(
+            ctx,
+            "the request did not ask for a streamed response",
+            expected=True,
+            actual=[r.streaming for r in ctx.requests()],
+        )
 
 
 def _has_tools(s: Any, p: Any) -> bool:
@@ -125,7 +165,12 @@ def tools_sent_with_name_and_description(ctx: CheckContext) -> None:
     sent = [(t.name, t.description) for t in _first_request(ctx).tools or []]
     given = [(t.name, t.description) for t in ctx.scenario.tools]
     if sorted(sent, key=str) != sorted(given, key=str):
-        fail(ctx, "every tool must be sent with its name and description unchanged", expected=given, actual=sent)
+        fail(
+            ctx,
+            "every tool must be sent with its name and description unchanged",
+            expected=given,
+            actual=sent,
+        )
 
 
 @check("TOOL-02", applies=_has_tools)
@@ -137,8 +182,12 @@ def parameters_equivalent_to_the_input_schema(ctx: CheckContext) -> None:
             fail(ctx, f"tool {tool.name} was sent without a parameters schema", actual=decoded)
         diffs = differences(tool.json_schema(), decoded.parameters, complete_only=bool(decoded.strict))
         if diffs:
-            fail(ctx, f"the schema sent for {tool.name} is not equivalent to its input schema",
-                 actual=diffs[:5], details=f"schema sent: {decoded.parameters!r:.800}")
+            fail(
+                ctx,
+                f"the schema sent for {tool.name} is not equivalent to its input schema",
+                actual=diffs[:5],
+                details=f"schema sent: {decoded.parameters!r:.800}",
+            )
 
 
 @check("TOOL-03", applies=_has_tools)
@@ -152,16 +201,23 @@ def provider_schema_restrictions_hold(ctx: CheckContext) -> None:
 def no_tools_means_no_tools_field(ctx: CheckContext) -> None:
     request = _first_request(ctx)
     if request.tools is not None or request.tool_choice_present:
-        fail(ctx, "with no tools the request must have neither a tools field nor a tool choice",
-             actual={"tools": request.tools, "tool_choice present": request.tool_choice_present})
+        fail(
+            ctx,
+            "with no tools the request must have neither a tools field nor a tool choice",
+            actual={"tools": request.tools, "tool_choice present": request.tool_choice_present},
+        )
 
 
 @check("TOOL-05", applies=named("invalid_tool_name"))
 def invalid_tool_rejected_before_sending(ctx: CheckContext) -> None:
     error = error_of(ctx.result)
     if ctx.main.trace.requests:
-        fail(ctx, "a tool the provider cannot accept was sent anyway", expected="no request",
-             actual=f"{len(ctx.main.trace.requests)} request(s)")
+        fail(
+            ctx,
+            "a tool the provider cannot accept was sent anyway",
+            expected="no request",
+            actual=f"{len(ctx.main.trace.requests)} request(s)",
+        )
     if getattr(error, "code", None) != "provider_invalid_request":
         fail(ctx, "expected an ErrorStepResult with provider_invalid_request", actual=short(ctx.result))
 
@@ -179,9 +235,19 @@ def generation_parameters_reach_the_request(ctx: CheckContext) -> None:
     for name in sorted(ctx.profile.supported_config):
         value = config.get(name)
         if value is None and name in request.config:
-            fail(ctx, f"{name} is unset but the request sets it", expected="absent", actual=request.config[name])
+            fail(
+                ctx,
+                f"{name} is unset but the request sets it",
+                expected="absent",
+                actual=request.config[name],
+            )
         if value is not None and not _same(request.config.get(name), value):
-            fail(ctx, f"{name} did not reach the provider's field", expected=value, actual=request.config.get(name))
+            fail(
+                ctx,
+                f"{name} did not reach the provider's field",
+                expected=value,
+                actual=request.config.get(name),
+            )
 
 
 @check("CFG-02", applies=named("config_passthrough"))
@@ -189,30 +255,50 @@ def headers_and_provider_options_sent(ctx: CheckContext) -> None:
     headers = ctx.main.trace.requests[0].headers if ctx.main.trace.requests else {}
     for key, value in (ctx.scenario.config.get("headers") or {}).items():
         if headers.get(key.lower()) != value:
-            fail(ctx, f"config.headers[{key!r}] was not sent", expected=value, actual=headers.get(key.lower()))
+            fail(
+                ctx, f"config.headers[{key!r}] was not sent", expected=value, actual=headers.get(key.lower())
+            )
     options = (ctx.scenario.config.get("provider_options") or {}).get(ctx.profile.provider_key, {})
     extra = _first_request(ctx).extra
     for key, value in options.items():
         if extra.get(key) != value:
-            fail(ctx, f"provider_options[{ctx.profile.provider_key!r}][{key!r}] was not merged into the request",
-                 expected=value, actual=extra.get(key))
+            fail(
+                ctx,
+                f"provider_options[{ctx.profile.provider_key!r}][{key!r}] was not merged into the request",
+                expected=value,
+                actual=extra.get(key),
+            )
 
 
-@check("CACHE-01", applies=lambda s, p: sends_request(s, p) and s.config.get("caching") is None
-       and s.id in ("text_basic", "tool_call", "system_multiturn"))
+@check(
+    "CACHE-01",
+    applies=lambda s, p: (
+        sends_request(s, p)
+        and s.config.get("caching") is None
+        and s.id in ("text_basic", "tool_call", "system_multiturn")
+    ),
+)
 def no_cache_markers_by_default(ctx: CheckContext) -> None:
     cache = _first_request(ctx).cache
     if cache:
         fail(ctx, "caching is off but cache markers were sent", expected={}, actual=cache)
 
 
-@check("CACHE-03", applies=lambda s, p: named("caching_auto")(s, p) and on_profiles("openai-chat")(s, p),
-       requires=("caching",))
+@check(
+    "CACHE-03",
+    applies=lambda s, p: named("caching_auto")(s, p) and on_profiles("openai-chat")(s, p),
+    requires=("caching",),
+)
 def prompt_cache_key_stable_across_steps(ctx: CheckContext) -> None:
     run = ctx.session.run(RunOptions(steps=2))
     keys = [ctx.profile.decode_request(r.body).cache.get("prompt_cache_key") for r in run.trace.requests]
     if len(keys) != 2 or not keys[0] or keys[0] != keys[1]:
-        fail(ctx, "with caching='auto' a prompt_cache_key derived from the session must be sent, the same "
-             "on every step", expected="the same non-empty key twice", actual=keys)
+        fail(
+            ctx,
+            "with caching='auto' a prompt_cache_key derived from the session must be sent, the same "
+            "on every step",
+            expected="the same non-empty key twice",
+            actual=keys,
+        )
     if isinstance(run.results[-1], ErrorStepResult):
         raise NotApplicable("the second step failed; see the other clauses of this scenario")

@@ -32,14 +32,20 @@ def _calls(ctx: CheckContext) -> ToolCallsStepResult:
 def result_is_a_step_result(ctx: CheckContext) -> None:
     result = ctx.result
     if not isinstance(result, STEP_RESULT_TYPES):
-        fail(ctx, "generate_step returned something that is not one of the four StepResult types",
-             expected="TextStepResult | ToolCallsStepResult | StructuredOutputStepResult | ErrorStepResult",
-             actual=f"{type(result).__name__}: {result!r:.200}")
+        fail(
+            ctx,
+            "generate_step returned something that is not one of the four StepResult types",
+            expected="TextStepResult | ToolCallsStepResult | StructuredOutputStepResult | ErrorStepResult",
+            actual=f"{type(result).__name__}: {result!r:.200}",
+        )
     try:
         _STEP_RESULT.validate_python(dict(result), strict=False)
     except ValidationError as exc:
-        fail(ctx, f"the {type(result).__name__} does not validate (built with model_construct?)",
-             actual=str(exc)[:500])
+        fail(
+            ctx,
+            f"the {type(result).__name__} does not validate (built with model_construct?)",
+            actual=str(exc)[:500],
+        )
 
 
 @check("RES-02", applies=expects("text", "tool_calls"))
@@ -47,11 +53,23 @@ def should_stop_and_stop_reason_fit_the_type(ctx: CheckContext) -> None:
     result = ctx.result
     if isinstance(result, TextStepResult) and result.should_stop is not True:
         fail(ctx, "a text result must have should_stop=True", expected=True, actual=result.should_stop)
-    if isinstance(result, ToolCallsStepResult) and (result.should_stop, result.stop_reason) != (False, "tool_use"):
-        fail(ctx, "a tool-calls result must have should_stop=False and stop_reason='tool_use'",
-             expected=(False, "tool_use"), actual=(result.should_stop, result.stop_reason))
+    if isinstance(result, ToolCallsStepResult) and (result.should_stop, result.stop_reason) != (
+        False,
+        "tool_use",
+    ):
+        fail(
+            ctx,
+            "a tool-calls result must have should_stop=False and stop_reason='tool_use'",
+            expected=(False, "tool_use"),
+            actual=(result.should_stop, result.stop_reason),
+        )
     if not isinstance(result, (TextStepResult, ToolCallsStepResult)):
-        fail(ctx, "expected a text or tool-calls result", expected=ctx.scenario.expect.type, actual=short(result))
+        fail(
+            ctx,
+            "expected a text or tool-calls result",
+            expected=ctx.scenario.expect.type,
+            actual=short(result),
+        )
 
 
 @check("RES-03", applies=expects("tool_calls"))
@@ -73,24 +91,36 @@ def arguments_are_parsed_json_objects(ctx: CheckContext) -> None:
     expect = ctx.scenario.expect
     if isinstance(result, StructuredOutputStepResult):
         if not json_equal(result.output, expect.output):
-            fail(ctx, "the structured output is not the parsed arguments, JSON types kept",
-                 expected=expect.output, actual=result.output)
+            fail(
+                ctx,
+                "the structured output is not the parsed arguments, JSON types kept",
+                expected=expect.output,
+                actual=result.output,
+            )
         return
     calls = _calls(ctx).tool_calls
     for got, want in zip(calls, expect.tool_calls):
         if not isinstance(got.arguments, dict):
             fail(ctx, f"arguments of {got.name} are not a dict", actual=got.arguments)
         if not json_equal(got.arguments, want.arguments):
-            fail(ctx, f"arguments of {got.name} differ (types must be kept: numbers, booleans, null)",
-                 expected=want.arguments, actual=got.arguments)
+            fail(
+                ctx,
+                f"arguments of {got.name} differ (types must be kept: numbers, booleans, null)",
+                expected=want.arguments,
+                actual=got.arguments,
+            )
 
 
 @check("RES-05", applies=named("tool_call_no_arguments", "tool_call_empty_object"))
 def empty_arguments_parse_to_empty_object(ctx: CheckContext) -> None:
     calls = _calls(ctx).tool_calls
     if [c.arguments for c in calls] != [{}] * len(calls) or not calls:
-        fail(ctx, 'an empty argument string ("" or "{}") must parse to {}', expected=[{}],
-             actual=[c.arguments for c in calls])
+        fail(
+            ctx,
+            'an empty argument string ("" or "{}") must parse to {}',
+            expected=[{}],
+            actual=[c.arguments for c in calls],
+        )
 
 
 @check("RES-06", applies=lambda s, p: s.expect.type == "tool_calls" and len(s.expect.tool_calls) >= 2)
@@ -99,16 +129,24 @@ def parallel_tool_calls_all_returned_in_order(ctx: CheckContext) -> None:
     got = [(c.id, c.name, c.arguments) for c in calls]
     want = [(c.id, c.name, c.arguments) for c in ctx.scenario.expect.tool_calls]
     if len(got) != len(want) or not json_equal(got, want):
-        fail(ctx, f"{len(want)} parallel tool calls expected, in the provider's order, none merged",
-             expected=want, actual=got)
+        fail(
+            ctx,
+            f"{len(want)} parallel tool calls expected, in the provider's order, none merged",
+            expected=want,
+            actual=got,
+        )
 
 
 @check("RES-07", applies=lambda s, p: s.expect.type == "tool_calls" and bool(s.expect.content))
 def text_beside_tool_calls_is_kept(ctx: CheckContext) -> None:
     result = _calls(ctx)
     if result.content != ctx.scenario.expect.content:
-        fail(ctx, "text that accompanies tool calls must be kept in `content`",
-             expected=ctx.scenario.expect.content, actual=result.content)
+        fail(
+            ctx,
+            "text that accompanies tool calls must be kept in `content`",
+            expected=ctx.scenario.expect.content,
+            actual=result.content,
+        )
 
 
 @check("RES-08", applies=lambda s, p: s.expect.thinking is not None, requires=("thinking",))
@@ -116,24 +154,36 @@ def thinking_is_returned(ctx: CheckContext) -> None:
     thinking = getattr(ctx.result, "thinking", None)
     got = getattr(thinking, "content", None)
     if got != ctx.scenario.expect.thinking:
-        fail(ctx, f"reasoning must be returned in `thinking` on the {ctx.scenario.expect.type} result",
-             expected=ctx.scenario.expect.thinking, actual=got)
+        fail(
+            ctx,
+            f"reasoning must be returned in `thinking` on the {ctx.scenario.expect.type} result",
+            expected=ctx.scenario.expect.thinking,
+            actual=got,
+        )
 
 
 @check("RES-09", applies=both(expects("tool_calls", "structured_output"), not_(tagged("cut_off"))))
 def tool_calls_win_over_the_finish_reason(ctx: CheckContext) -> None:
     wanted = ctx.scenario.expect.type
     if describe_result(ctx.result)["type"] != wanted:
-        fail(ctx, "the response carries tool calls, so the result must carry them whatever the finish reason",
-             expected=wanted, actual=short(ctx.result))
+        fail(
+            ctx,
+            "the response carries tool calls, so the result must carry them whatever the finish reason",
+            expected=wanted,
+            actual=short(ctx.result),
+        )
 
 
 @check("RES-10", applies=tagged("cut_off"))
 def cut_off_tool_calls_are_not_executable(ctx: CheckContext) -> None:
     result = ctx.result
     if isinstance(result, (ToolCallsStepResult, StructuredOutputStepResult)):
-        fail(ctx, "tool calls cut off by the token limit were returned as executable calls",
-             expected="a text (max_tokens) or error result", actual=short(result))
+        fail(
+            ctx,
+            "tool calls cut off by the token limit were returned as executable calls",
+            expected="a text (max_tokens) or error result",
+            actual=short(result),
+        )
 
 
 @check("RES-11", applies=expects("tool_calls"))
@@ -147,7 +197,12 @@ def unknown_wire_elements_are_ignored(ctx: CheckContext) -> None:
     expect = ctx.scenario.expect
     result = ctx.result
     if not isinstance(result, TextStepResult) or result.content != expect.content:
-        fail(ctx, "unknown fields or empty chunks changed the outcome", expected=expect.content, actual=short(result))
+        fail(
+            ctx,
+            "unknown fields or empty chunks changed the outcome",
+            expected=expect.content,
+            actual=short(result),
+        )
 
 
 @check("FIN-01", applies=expects("structured_output"))
@@ -155,39 +210,64 @@ def finish_tool_gives_structured_output(ctx: CheckContext) -> None:
     result = ctx.result
     expect = ctx.scenario.expect
     if not isinstance(result, StructuredOutputStepResult):
-        fail(ctx, "a __finish__ call must give a StructuredOutputStepResult", expected="structured_output",
-             actual=short(result))
-    if (result.should_stop, result.stop_reason) != (True, "tool_use") or not json_equal(result.output, expect.output):
-        fail(ctx, "structured output must carry the parsed arguments, should_stop=True, stop_reason='tool_use'",
-             expected=(expect.output, True, "tool_use"), actual=(result.output, result.should_stop, result.stop_reason))
+        fail(
+            ctx,
+            "a __finish__ call must give a StructuredOutputStepResult",
+            expected="structured_output",
+            actual=short(result),
+        )
+    if (result.should_stop, result.stop_reason) != (True, "tool_use") or not json_equal(
+        result.output, expect.output
+    ):
+        fail(
+            ctx,
+            "structured output must carry the parsed arguments, should_stop=True, stop_reason='tool_use'",
+            expected=(expect.output, True, "tool_use"),
+            actual=(result.output, result.should_stop, result.stop_reason),
+        )
 
 
 @check("FIN-02", applies=named("finish_tool_with_sibling"))
 def finish_tool_wins_over_siblings(ctx: CheckContext) -> None:
     if not isinstance(ctx.result, StructuredOutputStepResult):
-        fail(ctx, "__finish__ beside another tool call must still give the structured result",
-             expected="structured_output", actual=short(ctx.result))
+        fail(
+            ctx,
+            "__finish__ beside another tool call must still give the structured result",
+            expected="structured_output",
+            actual=short(ctx.result),
+        )
 
 
 @check("FIN-03", applies=named("finish_tool_invalid_json"))
 def invalid_finish_arguments_give_an_error(ctx: CheckContext) -> None:
     if not isinstance(ctx.result, ErrorStepResult):
-        fail(ctx, "__finish__ arguments that are not valid JSON must give an ErrorStepResult",
-             expected="error", actual=short(ctx.result))
+        fail(
+            ctx,
+            "__finish__ arguments that are not valid JSON must give an ErrorStepResult",
+            expected="error",
+            actual=short(ctx.result),
+        )
 
 
 @check("FIN-04", applies=named("thinking_finish_tool"), requires=("thinking",))
 def finishing_step_keeps_thinking(ctx: CheckContext) -> None:
     got = getattr(getattr(ctx.result, "thinking", None), "content", None)
     if got != ctx.scenario.expect.thinking:
-        fail(ctx, "thinking of the finishing step was lost", expected=ctx.scenario.expect.thinking, actual=got)
+        fail(
+            ctx, "thinking of the finishing step was lost", expected=ctx.scenario.expect.thinking, actual=got
+        )
 
 
 @check("FIN-05", applies=named("finish_tool_lookalike"))
 def finish_lookalike_is_an_ordinary_tool(ctx: CheckContext) -> None:
     names = [c.name for c in _calls(ctx).tool_calls]
     if names != ["finish"]:
-        fail(ctx, "a tool named like the finish tool is an ordinary tool call", expected=["finish"], actual=names)
+        fail(
+            ctx,
+            "a tool named like the finish tool is an ordinary tool call",
+            expected=["finish"],
+            actual=names,
+        )
 
 
 @check("STOP-01", applies=lambda s, p: s.expect.type != "error" and s.expect.stop_for(p.name) is not None)
@@ -198,7 +278,9 @@ def finish_reason_maps_to_the_canonical_stop_reason(ctx: CheckContext) -> None:
         fail(ctx, "a provider string leaked into stop_reason", expected=f"one of {STOP_REASONS}", actual=got)
     want = ctx.scenario.expect.stop_for(ctx.profile.name)
     if got != want:
-        fail(ctx, "the provider's finish reason was mapped to the wrong stop reason", expected=want, actual=got)
+        fail(
+            ctx, "the provider's finish reason was mapped to the wrong stop reason", expected=want, actual=got
+        )
 
 
 _TRUNCATING = ("max_tokens", "content_filter", "refusal")
@@ -214,5 +296,9 @@ def truncated_text_is_a_text_result_with_that_reason(ctx: CheckContext) -> None:
     result = ctx.result
     want = ctx.scenario.expect.stop_for(ctx.profile.name)
     if not isinstance(result, TextStepResult) or result.stop_reason != want:
-        fail(ctx, f"a {want} step must be a TextStepResult carrying stop_reason={want!r}, never end_turn",
-             expected=("text", want), actual=short(result))
+        fail(
+            ctx,
+            f"a {want} step must be a TextStepResult carrying stop_reason={want!r}, never end_turn",
+            expected=("text", want),
+            actual=short(result),
+        )

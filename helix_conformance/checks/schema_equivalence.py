@@ -29,7 +29,7 @@ def _resolve(schema: Any, root: dict[str, Any]) -> Any:
         for key in ref[2:].split("/"):
             node = node.get(key, {}) if isinstance(node, dict) else {}
         schema, seen = node, seen + 1
-    return schema
+    return schema if isinstance(schema, dict) else {}
 
 
 def _non_null(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def _non_null(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
             options = [_resolve(o, root) for o in schema[key]]
             for option in options:
                 if option.get("type") != "null":
-                    return option
+                    return dict(option)
     return schema
 
 
@@ -49,7 +49,7 @@ def _type_of(schema: dict[str, Any]) -> str | None:
         return next((x for x in t if x != "null"), None)
     if t is None and "properties" in schema:
         return "object"
-    return t  # type: ignore[no-any-return]
+    return t
 
 
 def example(schema: Any, root: dict[str, Any], *, full: bool, depth: int = 0) -> Any:

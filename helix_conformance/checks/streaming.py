@@ -50,8 +50,13 @@ def text_deltas_concatenate_to_the_content(ctx: CheckContext) -> None:
         fail(ctx, "on_text_delta was called with an empty delta", actual=deltas)
     content = getattr(ctx.result, "content", None) or ""
     if "".join(deltas) != content:
-        fail(ctx, "the on_text_delta deltas do not concatenate to the returned content",
-             expected=content, actual="".join(deltas), details=f"deltas: {deltas!r:.400}")
+        fail(
+            ctx,
+            "the on_text_delta deltas do not concatenate to the returned content",
+            expected=content,
+            actual="".join(deltas),
+            details=f"deltas: {deltas!r:.400}",
+        )
 
 
 @check("STR-02", applies=lambda s, p: s.expect.type in ("text", "tool_calls") and text_events(s) >= 2)
@@ -62,9 +67,13 @@ def callbacks_fire_as_data_arrives(ctx: CheckContext) -> None:
     if first is None:
         fail(ctx, "on_text_delta was never called")
     if last_chunk is not None and first.seq > last_chunk.seq:
-        fail(ctx, "the first on_text_delta came only after the whole response was delivered (buffered)",
-             expected="first delta before the last chunk", actual=f"first delta at event #{first.seq}, "
-             f"last chunk at #{last_chunk.seq}", details=trace.describe())
+        fail(
+            ctx,
+            "the first on_text_delta came only after the whole response was delivered (buffered)",
+            expected="first delta before the last chunk",
+            actual=f"first delta at event #{first.seq}, last chunk at #{last_chunk.seq}",
+            details=trace.describe(),
+        )
 
 
 @check("STR-03", applies=lambda s, p: s.expect.thinking is not None, requires=("thinking",))
@@ -74,24 +83,39 @@ def thinking_callbacks_match_the_thinking(ctx: CheckContext) -> None:
     completes = [e for e in calls if len(e.args) > 1 and e.args[1] is True]
     thinking = getattr(getattr(ctx.result, "thinking", None), "content", None)
     if "".join(partial) != thinking:
-        fail(ctx, "on_thinking(delta, False) calls do not concatenate to thinking.content",
-             expected=thinking, actual="".join(partial))
+        fail(
+            ctx,
+            "on_thinking(delta, False) calls do not concatenate to thinking.content",
+            expected=thinking,
+            actual="".join(partial),
+        )
     if len(completes) != 1 or calls[-1] is not completes[0]:
-        fail(ctx, "the thinking block must end with exactly one on_thinking(_, True), after its partial calls",
-             expected="one final on_thinking(_, True)", actual=[(e.args[1] if len(e.args) > 1 else None) for e in calls])
+        fail(
+            ctx,
+            "the thinking block must end with exactly one on_thinking(_, True), after its partial calls",
+            expected="one final on_thinking(_, True)",
+            actual=[(e.args[1] if len(e.args) > 1 else None) for e in calls],
+        )
 
 
-@check("STR-04", applies=either(
-    lambda s, p: has_part(Thinking)(s, p) and s.expect.type != "error",
-    lambda s, p: has_part(Text)(s, p) and has_part(ToolCall)(s, p) and s.expect.type == "tool_calls",
-))
+@check(
+    "STR-04",
+    applies=either(
+        lambda s, p: has_part(Thinking)(s, p) and s.expect.type != "error",
+        lambda s, p: has_part(Text)(s, p) and has_part(ToolCall)(s, p) and s.expect.type == "tool_calls",
+    ),
+)
 def callbacks_follow_the_provider_order(ctx: CheckContext) -> None:
     events = [e for e in ctx.main.trace.callbacks() if e.name in _CONTENT]
     rank = {"on_thinking": 0, "on_text_delta": 1, "on_tool_call": 2}
     order = [rank[e.name] for e in events]
     if order != sorted(order):
-        fail(ctx, "callbacks are out of the provider's event order (thinking, then text, then tool calls)",
-             expected="thinking… text… tool calls", actual=[e.name for e in events])
+        fail(
+            ctx,
+            "callbacks are out of the provider's event order (thinking, then text, then tool calls)",
+            expected="thinking… text… tool calls",
+            actual=[e.name for e in events],
+        )
 
 
 @check("STR-05", applies=expects("tool_calls"))
@@ -102,8 +126,13 @@ def on_tool_call_once_per_returned_call(ctx: CheckContext) -> None:
     got = [(getattr(c, "id", None), getattr(c, "name", None), getattr(c, "arguments", None)) for c in seen]
     want = [(c.id, c.name, c.arguments) for c in calls]
     if got != want:
-        fail(ctx, "on_tool_call must be called exactly once per returned tool call, same id/name/arguments, "
-             "in result order", expected=want, actual=got)
+        fail(
+            ctx,
+            "on_tool_call must be called exactly once per returned tool call, same id/name/arguments, "
+            "in result order",
+            expected=want,
+            actual=got,
+        )
 
 
 @check("STR-06")
@@ -112,8 +141,12 @@ def on_error_exactly_once_for_errors(ctx: CheckContext) -> None:
     result = ctx.result
     if isinstance(result, ErrorStepResult):
         if len(errors) != 1 or errors[0] is not result.error:
-            fail(ctx, "on_error must be called exactly once, with the returned error",
-                 expected=[result.error], actual=errors)
+            fail(
+                ctx,
+                "on_error must be called exactly once, with the returned error",
+                expected=[result.error],
+                actual=errors,
+            )
     elif errors:
         fail(ctx, "on_error was called although the step succeeded", expected=[], actual=errors)
 
@@ -123,8 +156,12 @@ def no_callback_after_return(ctx: CheckContext) -> None:
     returned = ctx.main.trace.returned_at()
     late = [e for e in ctx.main.trace.callbacks() if returned is not None and e.seq > returned]
     if late:
-        fail(ctx, "callbacks were invoked after generate_step returned", actual=[e.name for e in late],
-             details=ctx.main.trace.describe())
+        fail(
+            ctx,
+            "callbacks were invoked after generate_step returned",
+            actual=[e.name for e in late],
+            details=ctx.main.trace.describe(),
+        )
 
 
 @check("STR-08")
@@ -135,9 +172,12 @@ def coroutine_callbacks_are_awaited_in_turn(ctx: CheckContext) -> None:
         if event.kind == "callback_done":
             open_call = None
         elif open_call is not None:
-            fail(ctx, f"{open_call.name} returned a coroutine that was not awaited before the next "
-                 f"{'callback' if event.kind == 'callback' else 'return'}",
-                 details=ctx.main.trace.describe())
+            fail(
+                ctx,
+                f"{open_call.name} returned a coroutine that was not awaited before the next "
+                f"{'callback' if event.kind == 'callback' else 'return'}",
+                details=ctx.main.trace.describe(),
+            )
         elif event.kind == "callback":
             open_call = event
 
@@ -148,11 +188,18 @@ def result_independent_of_callback_style(ctx: CheckContext) -> None:
     for mode in ("sync", "none"):
         run = ctx.session.run(RunOptions(callbacks=mode, with_signal=mode != "none"))
         if run.raised is not None or run.timed_out:
-            fail(ctx, f"with {mode} callbacks the step {'raised ' + repr(run.raised) if run.raised else 'timed out'}")
+            fail(
+                ctx,
+                f"with {mode} callbacks the step {'raised ' + repr(run.raised) if run.raised else 'timed out'}",
+            )
         other = describe_result(run.result)
         if other != reference:
-            fail(ctx, f"the result changes when callbacks are {mode if mode != 'none' else 'absent'}",
-                 expected=reference, actual=other)
+            fail(
+                ctx,
+                f"the result changes when callbacks are {mode if mode != 'none' else 'absent'}",
+                expected=reference,
+                actual=other,
+            )
 
 
 BYTEWISE_PREFIX = 1536
@@ -181,13 +228,23 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
         run = ctx.session.run(RunOptions(plan=SplitPlan(cuts)), keep=False)
         got = (describe_result(run.result), _callback_sequence(run))
         if got != reference:
-            fail(ctx, f"the result or the callback sequence changes with this split: {label}",
-                 expected=reference, actual=got)
+            fail(
+                ctx,
+                f"the result or the callback sequence changes with this split: {label}",
+                expected=reference,
+                actual=got,
+            )
     settings_ = ctx.session.settings
     failures: list[str] = []
 
-    @settings(max_examples=settings_.examples, derandomize=settings_.seed is None, database=None, deadline=None,
-              phases=(Phase.explicit, Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=settings_.examples,
+        derandomize=settings_.seed is None,
+        database=None,
+        deadline=None,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+    )
     @given(st.lists(st.integers(min_value=1, max_value=max(size - 1, 1)), max_size=24))
     def property_(cuts: list[int]) -> None:
         run = ctx.session.run(RunOptions(plan=SplitPlan(tuple(sorted(set(cuts))))), keep=False)
@@ -200,9 +257,13 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
     try:
         test()
     except AssertionError as exc:
-        fail(ctx, "the result or the callback sequence changes when the response bytes are split differently",
-             expected=reference, actual=str(exc)[:600],
-             details=f"shrunk to {failures[-1] if failures else '?'}; reproduce with these byte offsets as cuts")
+        fail(
+            ctx,
+            "the result or the callback sequence changes when the response bytes are split differently",
+            expected=reference,
+            actual=str(exc)[:600],
+            details=f"shrunk to {failures[-1] if failures else '?'}; reproduce with these byte offsets as cuts",
+        )
 
 
 @check("STR-11", applies=lambda s, p: s.expect.type != "error" and not s.abort)
@@ -213,5 +274,6 @@ def raising_callbacks_do_not_break_the_step(ctx: CheckContext) -> None:
     if run.timed_out:
         fail(ctx, "with raising callbacks the step did not return in time")
     if not isinstance(run.result, STEP_RESULT_TYPES):
-        fail(ctx, "with raising callbacks the step returned no valid StepResult", actual=repr(run.result)[:200])
-
+        fail(
+            ctx, "with raising callbacks the step returned no valid StepResult", actual=repr(run.result)[:200]
+        )

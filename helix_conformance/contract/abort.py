@@ -45,8 +45,12 @@ class AbortSignal:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
 
+        def settle(reason: Any) -> None:
+            if not future.done():
+                future.set_result(reason)
+
         def wake(reason: Any) -> None:
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(reason))
+            loop.call_soon_threadsafe(settle, reason)
 
         self.add_listener(wake)
         try:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from .results import ParsedToolCall
 
-MaybeAwaitable = Union[Awaitable[None], None]
+MaybeAwaitable = Awaitable[None] | None
 
 
 @dataclass

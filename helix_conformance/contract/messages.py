@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -51,6 +51,6 @@ class ToolMessage(ContractModel):
 
 
 Message = Annotated[
-    Union[SystemMessage, UserMessage, AssistantMessage, ToolMessage],
+    SystemMessage | UserMessage | AssistantMessage | ToolMessage,
     Field(discriminator="role"),
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -72,7 +72,7 @@ class ErrorStepResult(ContractModel):
 
 
 StepResult = Annotated[
-    Union[TextStepResult, ToolCallsStepResult, StructuredOutputStepResult, ErrorStepResult],
+    TextStepResult | ToolCallsStepResult | StructuredOutputStepResult | ErrorStepResult,
     Field(discriminator="type"),
 ]
 STEP_RESULT_TYPES = (TextStepResult, ToolCallsStepResult, StructuredOutputStepResult, ErrorStepResult)

@@ -78,7 +78,9 @@ class WireProfile(ABC):
 
     def matches(self, method: str, path: str, recorded_path: str) -> bool:
         """Host-agnostic matching: same method, and the path ends with the recorded endpoint."""
-        return method.upper() == self.endpoint_method and path.rstrip("/").endswith(self.endpoint_tail(recorded_path))
+        return method.upper() == self.endpoint_method and path.rstrip("/").endswith(
+            self.endpoint_tail(recorded_path)
+        )
 
     def endpoint_tail(self, recorded_path: str) -> str:
         return recorded_path

@@ -40,36 +40,82 @@ _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 _ERROR_BODIES: dict[int | str, tuple[str, str | None, str | None, str | None]] = {
     # status or kind: (message, type, param, code) — shapes as the live API sends them
-    400: ("Invalid value for 'temperature': decimal above maximum value.", "invalid_request_error",
-          "temperature", "decimal_above_max_value"),
-    401: ("Incorrect API key provided: sk-helix***0000. You can find your API key at "
-          "https://platform.openai.com/account/api-keys.", "invalid_request_error", None, "invalid_api_key"),
-    403: ("Country, region, or territory not supported", "request_forbidden", None,
-          "unsupported_country_region_territory"),
-    404: ("The model `gpt-4o-mini` does not exist or you do not have access to it.", "invalid_request_error",
-          None, "model_not_found"),
+    400: (
+        "Invalid value for 'temperature': decimal above maximum value.",
+        "invalid_request_error",
+        "temperature",
+        "decimal_above_max_value",
+    ),
+    401: (
+        "Incorrect API key provided: sk-helix***0000. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+        "invalid_request_error",
+        None,
+        "invalid_api_key",
+    ),
+    403: (
+        "Country, region, or territory not supported",
+        "request_forbidden",
+        None,
+        "unsupported_country_region_territory",
+    ),
+    404: (
+        "The model `gpt-4o-mini` does not exist or you do not have access to it.",
+        "invalid_request_error",
+        None,
+        "model_not_found",
+    ),
     408: ("Request timed out.", "timeout", None, None),
-    413: ("Request too large for gpt-4o-mini. Please reduce your prompt.", "invalid_request_error", "messages",
-          "request_too_large"),
+    413: (
+        "Request too large for gpt-4o-mini. Please reduce your prompt.",
+        "invalid_request_error",
+        "messages",
+        "request_too_large",
+    ),
     422: ("Unprocessable Entity", "invalid_request_error", None, None),
-    429: ("Rate limit reached for gpt-4o-mini in organization org-helix on requests per min (RPM): Limit 3, "
-          "Used 3, Requested 1. Please try again in 20s.", "requests", "requests", "rate_limit_exceeded"),
-    500: ("The server had an error while processing your request. Sorry about that!", "server_error", None, None),
+    429: (
+        "Rate limit reached for gpt-4o-mini in organization org-helix on requests per min (RPM): Limit 3, "
+        "Used 3, Requested 1. Please try again in 20s.",
+        "requests",
+        "requests",
+        "rate_limit_exceeded",
+    ),
+    500: (
+        "The server had an error while processing your request. Sorry about that!",
+        "server_error",
+        None,
+        None,
+    ),
     502: ("Bad gateway.", "server_error", None, None),
     503: ("The engine is currently overloaded, please try again later.", "server_error", None, None),
     529: ("Overloaded", "overloaded_error", None, None),
-    "insufficient_quota": ("You exceeded your current quota, please check your plan and billing details. For "
-                           "more information on this error, read the docs: https://platform.openai.com/docs/"
-                           "guides/error-codes/api-errors.", "insufficient_quota", None, "insufficient_quota"),
-    "invalid_tool_name": ("Invalid 'tools[0].function.name': string does not match pattern. Expected a string "
-                          "that matches the pattern '^[a-zA-Z0-9_-]+$'.", "invalid_request_error",
-                          "tools[0].function.name", "invalid_value"),
+    "insufficient_quota": (
+        "You exceeded your current quota, please check your plan and billing details. For "
+        "more information on this error, read the docs: https://platform.openai.com/docs/"
+        "guides/error-codes/api-errors.",
+        "insufficient_quota",
+        None,
+        "insufficient_quota",
+    ),
+    "invalid_tool_name": (
+        "Invalid 'tools[0].function.name': string does not match pattern. Expected a string "
+        "that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+        "invalid_request_error",
+        "tools[0].function.name",
+        "invalid_value",
+    ),
 }
 _STREAM_ERRORS: dict[str, tuple[str, str, str | None]] = {
-    "server_error": ("The server had an error while processing your request. Sorry about that!",
-                     "server_error", None),
-    "rate_limit": ("Rate limit reached for gpt-4o-mini on tokens per min (TPM). Please try again in 1s.",
-                   "tokens", "rate_limit_exceeded"),
+    "server_error": (
+        "The server had an error while processing your request. Sorry about that!",
+        "server_error",
+        None,
+    ),
+    "rate_limit": (
+        "Rate limit reached for gpt-4o-mini on tokens per min (TPM). Please try again in 1s.",
+        "tokens",
+        "rate_limit_exceeded",
+    ),
     "overloaded": ("Overloaded", "overloaded_error", None),
 }
 
@@ -145,8 +191,15 @@ class OpenAIChatProfile(WireProfile):
     default_base_url = "https://api.openai.com/v1"
     secret_headers = ("authorization", "api-key", "openai-organization", "openai-project", "cookie")
     supported_config = frozenset(
-        {"max_output_tokens", "temperature", "top_p", "presence_penalty", "frequency_penalty",
-         "stop_sequences", "seed"}
+        {
+            "max_output_tokens",
+            "temperature",
+            "top_p",
+            "presence_penalty",
+            "frequency_penalty",
+            "stop_sequences",
+            "seed",
+        }
     )
 
     def endpoint_url(self, model: str) -> str:
@@ -172,7 +225,9 @@ class OpenAIChatProfile(WireProfile):
         if not isinstance(raw_messages, list) or not raw_messages:
             problems.append("messages must be a non-empty list")
             raw_messages = []
-        messages = [m for i, raw in enumerate(raw_messages) if (m := _decode_message(raw, i, problems, empty_text))]
+        messages = [
+            m for i, raw in enumerate(raw_messages) if (m := _decode_message(raw, i, problems, empty_text))
+        ]
         tools = None
         if "tools" in data:
             tools = [self._decode_tool(raw, i, problems) for i, raw in enumerate(data["tools"] or [])]
@@ -180,7 +235,9 @@ class OpenAIChatProfile(WireProfile):
         for wire_name, canonical in _CONFIG_FIELDS.items():
             if wire_name in data and data[wire_name] is not None:
                 value = data[wire_name]
-                config[canonical] = [value] if canonical == "stop_sequences" and isinstance(value, str) else value
+                config[canonical] = (
+                    [value] if canonical == "stop_sequences" and isinstance(value, str) else value
+                )
         cache = {"prompt_cache_key": data["prompt_cache_key"]} if "prompt_cache_key" in data else {}
         extra = {k: v for k, v in data.items() if k not in _INTERPRETED and k not in _CONFIG_FIELDS}
         return DecodedRequest(
@@ -198,7 +255,11 @@ class OpenAIChatProfile(WireProfile):
 
     @staticmethod
     def _decode_tool(raw: Any, index: int, problems: list[str]) -> DecodedTool:
-        if not isinstance(raw, dict) or raw.get("type") != "function" or not isinstance(raw.get("function"), dict):
+        if (
+            not isinstance(raw, dict)
+            or raw.get("type") != "function"
+            or not isinstance(raw.get("function"), dict)
+        ):
             problems.append(f"tools[{index}] is not {{type: 'function', function: {{...}}}}")
             return DecodedTool(name="", description=None, parameters=None)
         fn = raw["function"]
@@ -223,9 +284,10 @@ class OpenAIChatProfile(WireProfile):
         return _ChunkWriter(seed, model).render(response)
 
     def error_response(self, error: HttpError) -> tuple[dict[str, str], bytes]:
-        message, type_, param, code = _ERROR_BODIES.get(error.kind or error.status) or _ERROR_BODIES[
-            500 if error.status >= 500 else 400
-        ]
+        message, type_, param, code = (
+            _ERROR_BODIES.get(error.kind or error.status)
+            or _ERROR_BODIES[500 if error.status >= 500 else 400]
+        )
         headers = {"content-type": "application/json; charset=utf-8", "x-request-id": "req_helix_replay"}
         if error.retry_after_ms is not None:
             headers["retry-after-ms"] = str(error.retry_after_ms)
@@ -278,7 +340,9 @@ class _ChunkWriter:
 
     def __init__(self, seed: str, model: str) -> None:
         digest = hashlib.sha256(seed.encode()).hexdigest()
-        self.id = "chatcmpl-" + "".join(c for c in hashlib.sha256(digest.encode()).hexdigest() if c.isalnum())[:29]
+        self.id = (
+            "chatcmpl-" + "".join(c for c in hashlib.sha256(digest.encode()).hexdigest() if c.isalnum())[:29]
+        )
         self.created = 1782955817 + int(digest[:4], 16) % 100000
         self.model = model
         self.fingerprint = "fp_" + digest[4:14]
@@ -291,8 +355,14 @@ class _ChunkWriter:
         raw = hashlib.sha256(f"{self.id}:{self.count}".encode()).hexdigest()
         return "".join(chr(65 + int(c, 16)) if i % 3 else c for i, c in enumerate(raw))[: 3 + self.count % 12]
 
-    def _chunk(self, delta: dict[str, Any] | None, finish: str | None = None, *, usage: bool = False,
-               extra: dict[str, Any] | None = None) -> None:
+    def _chunk(
+        self,
+        delta: dict[str, Any] | None,
+        finish: str | None = None,
+        *,
+        usage: bool = False,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         chunk: dict[str, Any] = {
             "id": self.id,
             "object": "chat.completion.chunk",
@@ -300,15 +370,23 @@ class _ChunkWriter:
             "model": self.model,
             "service_tier": "default",
             "system_fingerprint": self.fingerprint,
-            "choices": [] if delta is None else [
-                {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-            ],
+            "choices": []
+            if delta is None
+            else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
             "usage": {
-                "prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29,
+                "prompt_tokens": 19,
+                "completion_tokens": 10,
+                "total_tokens": 29,
                 "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-                "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                              "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
-            } if usage else None,
+                "completion_tokens_details": {
+                    "reasoning_tokens": 0,
+                    "audio_tokens": 0,
+                    "accepted_prediction_tokens": 0,
+                    "rejected_prediction_tokens": 0,
+                },
+            }
+            if usage
+            else None,
         }
         chunk.update(extra or {})
         chunk["obfuscation"] = self._obfuscation()
@@ -319,20 +397,27 @@ class _ChunkWriter:
         if self.role_sent:
             return delta
         self.role_sent = True
-        return {"role": "assistant", **delta, "refusal": None} if "refusal" not in delta else {
-            "role": "assistant", "content": None, **delta}
+        return (
+            {"role": "assistant", **delta, "refusal": None}
+            if "refusal" not in delta
+            else {"role": "assistant", "content": None, **delta}
+        )
 
     def render(self, response: Stream | StreamError) -> bytes:
         quirks = response.quirks if isinstance(response, Stream) else frozenset()
         if "empty_chunk_first" in quirks:
-            self._chunk(None)  # a chunk with `choices: []` before any content (Azure, usage/moderation chunks)
+            self._chunk(
+                None
+            )  # a chunk with `choices: []` before any content (Azure, usage/moderation chunks)
         unknown = {"x_helix_future_field": {"nested": [1, 2]}} if "unknown_fields" in quirks else None
         tool_index = 0
         for part in response.parts:
             if isinstance(part, Thinking):
                 for i, piece in enumerate(part.chunks):
                     delta = {"content": None, "reasoning_content": piece}
-                    self._chunk(self._first({"content": None, "reasoning_content": piece}) if i == 0 else delta)
+                    self._chunk(
+                        self._first({"content": None, "reasoning_content": piece}) if i == 0 else delta
+                    )
             elif isinstance(part, Text):
                 if not self.role_sent:
                     self._chunk(self._first({"content": ""}))
@@ -343,9 +428,15 @@ class _ChunkWriter:
                 for piece in part.chunks:
                     self._chunk({"refusal": piece})
             elif isinstance(part, ToolCall):
-                head = {"index": tool_index, "id": part.id, "type": "function",
-                        "function": {"name": part.name, "arguments": ""}}
-                first = {"content": None, "tool_calls": [head]} if not self.role_sent else {"tool_calls": [head]}
+                head = {
+                    "index": tool_index,
+                    "id": part.id,
+                    "type": "function",
+                    "function": {"name": part.name, "arguments": ""},
+                }
+                first = (
+                    {"content": None, "tool_calls": [head]} if not self.role_sent else {"tool_calls": [head]}
+                )
                 self._chunk(self._first(first))
                 for piece in part.arguments:
                     self._chunk({"tool_calls": [{"index": tool_index, "function": {"arguments": piece}}]})

@@ -18,13 +18,43 @@ from ..contract import (
 from ..scenarios.model import HttpError, Scenario, Stream, StreamError
 from .base import DecodedRequest, DecodedTool, WireProfile
 
-WIRE_FREE_CLAUSES = frozenset({
-    "RES-01", "RES-02", "RES-03", "RES-04", "RES-05", "RES-06", "RES-07", "RES-08", "RES-11",
-    "FIN-01", "FIN-02", "FIN-04", "FIN-05", "STOP-02",
-    "STR-01", "STR-03", "STR-04", "STR-05", "STR-06", "STR-07", "STR-08", "STR-09", "STR-11",
-    "ERR-06", "ERR-07", "NT-01", "AB-01", "AB-03", "MSG-07",
-    "HARN-01", "HARN-02", "HARN-03", "HARN-04",
-})
+WIRE_FREE_CLAUSES = frozenset(
+    {
+        "RES-01",
+        "RES-02",
+        "RES-03",
+        "RES-04",
+        "RES-05",
+        "RES-06",
+        "RES-07",
+        "RES-08",
+        "RES-11",
+        "FIN-01",
+        "FIN-02",
+        "FIN-04",
+        "FIN-05",
+        "STOP-02",
+        "STR-01",
+        "STR-03",
+        "STR-04",
+        "STR-05",
+        "STR-06",
+        "STR-07",
+        "STR-08",
+        "STR-09",
+        "STR-11",
+        "ERR-06",
+        "ERR-07",
+        "NT-01",
+        "AB-01",
+        "AB-03",
+        "MSG-07",
+        "HARN-01",
+        "HARN-02",
+        "HARN-03",
+        "HARN-04",
+    }
+)
 _WIRE_TAGS = frozenset({"transport", "bad_body", "partial", "stall", "retry", "invalid_tool", "cut_off"})
 
 
@@ -33,15 +63,24 @@ def scripted_result(scenario: Scenario) -> object:
     expect = scenario.expect
     thinking = ThinkingContent(content=expect.thinking) if expect.thinking is not None else None
     if expect.type == "text":
-        return TextStepResult(content=expect.content or "", thinking=thinking, should_stop=True,
-                              stop_reason=expect.stop_reason or "end_turn")
+        return TextStepResult(
+            content=expect.content or "",
+            thinking=thinking,
+            should_stop=True,
+            stop_reason=expect.stop_reason or "end_turn",
+        )
     if expect.type == "tool_calls":
-        return ToolCallsStepResult(tool_calls=list(expect.tool_calls), content=expect.content, thinking=thinking)
+        return ToolCallsStepResult(
+            tool_calls=list(expect.tool_calls), content=expect.content, thinking=thinking
+        )
     if expect.type == "structured_output":
         return StructuredOutputStepResult(output=expect.output, thinking=thinking)
     code = expect.error_codes[0] if expect.error_codes else "provider_error"
-    return ErrorStepResult(error=HelixError(f"scripted {code}", code=code, retryable=bool(expect.retryable),
-                                            status_code=expect.status_code))
+    return ErrorStepResult(
+        error=HelixError(
+            f"scripted {code}", code=code, retryable=bool(expect.retryable), status_code=expect.status_code
+        )
+    )
 
 
 class ScriptedProfile(WireProfile):

@@ -41,7 +41,7 @@ class Cassette:
 
 
 def _loader() -> type[yaml.SafeLoader]:
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # type: ignore[no-any-return]
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _first(value: Any) -> str:
@@ -72,7 +72,7 @@ def load_cassette(path: Path) -> Cassette:
     except (OSError, UnicodeDecodeError) as exc:
         raise CassetteError(f"cassette {path} cannot be read: {exc}") from None
     try:
-        data = yaml.load(text, Loader=_loader())  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=_loader())
     except yaml.YAMLError as exc:
         raise CassetteError(f"cassette {path} is not valid YAML: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):

@@ -7,6 +7,7 @@ per chunk with a yield to the event loop between chunks, so incremental callback
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -34,7 +35,7 @@ class SplitPlan:
     def chunks(self, body: bytes, split_events: EventSplitter) -> list[bytes]:
         points = sorted({c for c in self.cuts if 0 < c < len(body)})
         edges = [0, *points, len(body)]
-        return [body[a:b] for a, b in zip(edges, edges[1:]) if b > a] or [body]
+        return [body[a:b] for a, b in itertools.pairwise(edges) if b > a] or [body]
 
 
 @dataclass(frozen=True)

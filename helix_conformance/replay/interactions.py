@@ -70,18 +70,37 @@ def build_interactions(
         elif isinstance(response, Reuse):
             source = get_scenario(response.scenario)
             cassette = cassettes.get(profile.name, source.id)
-            out.append(_from_recorded(cassette.interactions[0], str(cassette.path), exchange.fault, exchange.optional))
+            out.append(
+                _from_recorded(
+                    cassette.interactions[0], str(cassette.path), exchange.fault, exchange.optional
+                )
+            )
         elif isinstance(response, HttpError):
             headers, body = profile.error_response(response)
             out.append(
-                ReplayInteraction(profile.endpoint_method, default_path, response.status, headers, body,
-                                  exchange.fault, exchange.optional, "generated error body")
+                ReplayInteraction(
+                    profile.endpoint_method,
+                    default_path,
+                    response.status,
+                    headers,
+                    body,
+                    exchange.fault,
+                    exchange.optional,
+                    "generated error body",
+                )
             )
         elif isinstance(response, Raw):
             out.append(
-                ReplayInteraction(profile.endpoint_method, default_path, response.status,
-                                  {"content-type": response.content_type}, response.body.encode(),
-                                  exchange.fault, exchange.optional, "generated raw body")
+                ReplayInteraction(
+                    profile.endpoint_method,
+                    default_path,
+                    response.status,
+                    {"content-type": response.content_type},
+                    response.body.encode(),
+                    exchange.fault,
+                    exchange.optional,
+                    "generated raw body",
+                )
             )
     return out
 
@@ -91,8 +110,9 @@ def _from_recorded(recorded: object, source: str, fault: Fault | None, optional:
 
     assert isinstance(recorded, Interaction)
     headers = {k: v for k, v in recorded.headers.items() if k not in _HOP_HEADERS}
-    return ReplayInteraction(recorded.method, recorded.path, recorded.status, headers, recorded.body, fault,
-                             optional, source)
+    return ReplayInteraction(
+        recorded.method, recorded.path, recorded.status, headers, recorded.body, fault, optional, source
+    )
 
 
 _HOP_HEADERS = frozenset({"content-length", "transfer-encoding", "content-encoding", "connection"})

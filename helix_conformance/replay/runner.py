@@ -79,8 +79,13 @@ def snapshot_input(step_input: LLMGenerateInput) -> Any:
     }
 
 
-def build_input(scenario: Scenario, spec: AdapterSpec, trace: Trace, options: RunOptions,
-                controller: AbortController | None) -> LLMGenerateInput:
+def build_input(
+    scenario: Scenario,
+    spec: AdapterSpec,
+    trace: Trace,
+    options: RunOptions,
+    controller: AbortController | None,
+) -> LLMGenerateInput:
     return LLMGenerateInput(
         messages=list(scenario.messages),
         tools=list(scenario.tools),
@@ -119,8 +124,9 @@ def run_scenario(
         abort_after_events=None if abort is None or abort.before else abort.after_events,
         on_abort=(lambda: controller.abort("aborted by the harness mid-stream")) if controller else None,
     )
-    context = AdapterContext(api_key=REPLAY_API_KEY, base_url=base_url or profile.default_base_url,
-                             scripted_responses=scripted)
+    context = AdapterContext(
+        api_key=REPLAY_API_KEY, base_url=base_url or profile.default_base_url, scripted_responses=scripted
+    )
     started = time.monotonic()
     with intercept(replayer):
         worker = threading.Thread(
@@ -138,8 +144,13 @@ def run_scenario(
     return run
 
 
-async def _drive(run: ScenarioRun, scenario: Scenario, spec: AdapterSpec, context: AdapterContext,
-                 controller: AbortController | None) -> None:
+async def _drive(
+    run: ScenarioRun,
+    scenario: Scenario,
+    spec: AdapterSpec,
+    context: AdapterContext,
+    controller: AbortController | None,
+) -> None:
     options, trace = run.options, run.trace
     try:
         adapter = spec.factory(context)
@@ -153,8 +164,10 @@ async def _drive(run: ScenarioRun, scenario: Scenario, spec: AdapterSpec, contex
         try:
             outcome = adapter.generate_step(step_input)
             if not inspect.isawaitable(outcome):
-                raise TypeError(f"generate_step returned {type(outcome).__name__}, not an awaitable; "
-                                "it must be an `async def`")
+                raise TypeError(
+                    f"generate_step returned {type(outcome).__name__}, not an awaitable; "
+                    "it must be an `async def`"
+                )
             if options.cancel_after_chunks is not None:
                 await _run_and_cancel(run, outcome, options.cancel_after_chunks)
                 return
@@ -162,7 +175,7 @@ async def _drive(run: ScenarioRun, scenario: Scenario, spec: AdapterSpec, contex
         except asyncio.TimeoutError:
             run.timed_out = True
             return
-        except BaseException as exc:  # noqa: BLE001 - NT-01/NT-03 judge whatever escaped
+        except BaseException as exc:
             trace.add("returned", name="raised")
             run.raised = exc
             run.input_after = snapshot_input(step_input)

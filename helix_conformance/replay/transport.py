@@ -77,15 +77,20 @@ class Replayer:
         return index, path
 
     def _unmatched_error(self, lib: ModuleType, request: Any, path: str) -> Exception:
-        expected = [f"{i.method} …{self.profile.endpoint_tail(i.path)}" for i, u in zip(self.interactions, self.used)
-                    if not u]
+        expected = [
+            f"{i.method} …{self.profile.endpoint_tail(i.path)}"
+            for i, u in zip(self.interactions, self.used)
+            if not u
+        ]
         return lib.ConnectError(  # type: ignore[no-any-return]
             f"helix-conformance replay: no recorded interaction matches {request.method} {path} "
             f"(request #{len(self.trace.requests)}); still expected: {expected or 'nothing'}",
             request=request,
         )
 
-    def _prepare(self, lib: ModuleType, request: Any, index: int | None, path: str) -> tuple[Any, list[bytes]]:
+    def _prepare(
+        self, lib: ModuleType, request: Any, index: int | None, path: str
+    ) -> tuple[Any, list[bytes]]:
         if index is None:
             raise self._unmatched_error(lib, request, path)
         interaction = self.interactions[index]
@@ -113,16 +118,18 @@ class Replayer:
         index, path = self._record(lib, request, body)
         interaction, chunks = self._prepare(lib, request, index, path)
         stream = _stream_class(lib, is_async=True)(self, lib, request, index, chunks, interaction)
-        return lib.Response(interaction.status, headers=list(interaction.headers.items()), stream=stream,
-                            request=request)
+        return lib.Response(
+            interaction.status, headers=list(interaction.headers.items()), stream=stream, request=request
+        )
 
     def handle_sync(self, lib: ModuleType, request: Any) -> Any:
         body = request.read()
         index, path = self._record(lib, request, body)
         interaction, chunks = self._prepare(lib, request, index, path)
         stream = _stream_class(lib, is_async=False)(self, lib, request, index, chunks, interaction)
-        return lib.Response(interaction.status, headers=list(interaction.headers.items()), stream=stream,
-                            request=request)
+        return lib.Response(
+            interaction.status, headers=list(interaction.headers.items()), stream=stream, request=request
+        )
 
     def _before_chunk(self, index: int, i: int) -> bool:
         """Fire the abort plan when its chunk is reached; True when delivery should now be slow."""
@@ -138,14 +145,25 @@ class Replayer:
 class _StreamBase:
     """Shared state of the async and sync replay streams."""
 
-    def __init__(self, replayer: Replayer, lib: ModuleType, request: Any, index: int,
-                 chunks: list[bytes], interaction: ReplayInteraction) -> None:
+    def __init__(
+        self,
+        replayer: Replayer,
+        lib: ModuleType,
+        request: Any,
+        index: int,
+        chunks: list[bytes],
+        interaction: ReplayInteraction,
+    ) -> None:
         self.replayer, self.lib, self.request, self.index = replayer, lib, request, index
         self.chunks, self.fault, self.closed = chunks, interaction.fault, False
 
     def _deliver(self, i: int) -> None:
-        self.replayer.trace.add("chunk", interaction=self.index, chunk_index=i,
-                                last=self.fault is None and i == len(self.chunks) - 1)
+        self.replayer.trace.add(
+            "chunk",
+            interaction=self.index,
+            chunk_index=i,
+            last=self.fault is None and i == len(self.chunks) - 1,
+        )
 
     def _fault_error(self) -> Exception | None:
         kind = self.fault.kind if self.fault else None
@@ -259,18 +277,23 @@ def intercept(replayer: Replayer) -> Iterator[None]:
     with _PATCH_LOCK:
         saved: list[tuple[Any, str, Any]] = []
         for lib in available_libraries():
+
             def make_async(lib: ModuleType = lib) -> Callable[..., Any]:
                 async def handle_async_request(transport: Any, request: Any) -> Any:
                     return await _current().handle_async(lib, request)
+
                 return handle_async_request
 
             def make_sync(lib: ModuleType = lib) -> Callable[..., Any]:
                 def handle_request(transport: Any, request: Any) -> Any:
                     return _current().handle_sync(lib, request)
+
                 return handle_request
 
-            for cls, attr, make in ((lib.AsyncHTTPTransport, "handle_async_request", make_async),
-                                    (lib.HTTPTransport, "handle_request", make_sync)):
+            for cls, attr, make in (
+                (lib.AsyncHTTPTransport, "handle_async_request", make_async),
+                (lib.HTTPTransport, "handle_request", make_sync),
+            ):
                 saved.append((cls, attr, cls.__dict__[attr]))
                 setattr(cls, attr, make())
         saved.append((socket.socket, "connect", socket.socket.connect))

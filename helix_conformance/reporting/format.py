@@ -29,7 +29,7 @@ def format_failure(failure: Failure, level: str, adapter: str) -> str:
     if failure.hint:
         lines.append(f"  hint: {failure.hint}")
     lines.append(
-        f"  reproduce: pytest --adapter={adapter} -k \"{failure.profile}::{failure.scenario}::{failure.clause}\""
+        f'  reproduce: pytest --adapter={adapter} -k "{failure.profile}::{failure.scenario}::{failure.clause}"'
     )
     lines.append(f"  docs:      docs/contract.md#{failure.clause.lower()}")
     return "\n".join(lines)

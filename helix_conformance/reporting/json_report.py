@@ -17,8 +17,14 @@ from .outcomes import OutcomeLog
 SCHEMA_VERSION = 1
 
 
-def build_report(log: OutcomeLog, resolved: ResolvedAdapter, options: dict[str, tuple[Any, str]], *,
-                 strict: bool, exitstatus: int) -> dict[str, Any]:
+def build_report(
+    log: OutcomeLog,
+    resolved: ResolvedAdapter,
+    options: dict[str, tuple[Any, str]],
+    *,
+    strict: bool,
+    exitstatus: int,
+) -> dict[str, Any]:
     spec = resolved.spec
     clauses = {}
     for clause_id, outcomes in log.by_clause().items():
@@ -62,8 +68,15 @@ def build_report(log: OutcomeLog, resolved: ResolvedAdapter, options: dict[str, 
     }
 
 
-def write_json_report(path: Path, log: OutcomeLog, resolved: ResolvedAdapter, options: dict[str, tuple[Any, str]],
-                      *, strict: bool, exitstatus: int) -> None:
+def write_json_report(
+    path: Path,
+    log: OutcomeLog,
+    resolved: ResolvedAdapter,
+    options: dict[str, tuple[Any, str]],
+    *,
+    strict: bool,
+    exitstatus: int,
+) -> None:
     """Write atomically, so a pipeline never reads half a report."""
     data = build_report(log, resolved, options, strict=strict, exitstatus=exitstatus)
     path.parent.mkdir(parents=True, exist_ok=True)

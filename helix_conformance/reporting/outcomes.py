@@ -44,8 +44,14 @@ class OutcomeLog:
             else:
                 status, message = "passed", ""
             self.items[report.nodeid] = ItemOutcome(
-                report.nodeid, props["clause"], props["scenario"], props["profile"], props["level"], status,
-                message, float(report.duration),
+                report.nodeid,
+                props["clause"],
+                props["scenario"],
+                props["profile"],
+                props["level"],
+                status,
+                message,
+                float(report.duration),
             )
 
     def executed(self) -> int:
@@ -62,5 +68,5 @@ class OutcomeLog:
         statuses = {o.status for o in self.by_clause()[clause]}
         for status in ("failed", "should_failed", "passed"):
             if status in statuses:
-                return status  # type: ignore[return-value]
+                return status
         return "skipped"

@@ -42,8 +42,10 @@ def render_summary(log: OutcomeLog, *, strict: bool, adapter: str) -> list[str]:
     if not_run:
         lines.append(f"not applicable to this adapter's profile or not selected: {', '.join(not_run)}")
     if broken_should:
-        lines.append(f"SHOULD clauses not met{' (failing the gate: --helix-strict)' if strict else ''}: "
-                     f"{', '.join(broken_should)}")
+        lines.append(
+            f"SHOULD clauses not met{' (failing the gate: --helix-strict)' if strict else ''}: "
+            f"{', '.join(broken_should)}"
+        )
     for error in log.gate_errors:
         lines.append(error)
     failing = broken_must + (broken_should if strict else [])
@@ -51,6 +53,8 @@ def render_summary(log: OutcomeLog, *, strict: bool, adapter: str) -> list[str]:
         what = f"{len(failing)} clause(s) broken: {', '.join(failing)}" if failing else "see above"
         lines.append(f"VERDICT: FAIL — {what}")
     else:
-        lines.append("VERDICT: PASS — every executed MUST clause holds"
-                     + (" (and every SHOULD clause)" if strict else ""))
+        lines.append(
+            "VERDICT: PASS — every executed MUST clause holds"
+            + (" (and every SHOULD clause)" if strict else "")
+        )
     return lines

@@ -163,7 +163,11 @@ SCENARIOS: tuple[Scenario, ...] = (
         config={"max_retries": 0},
         exchanges=(
             Exchange(
-                Raw(502, "text/html", "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>")
+                Raw(
+                    502,
+                    "text/html",
+                    "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>",
+                )
             ),
         ),
         expect=Expected("error", "error", error_codes=("provider_error",), status_code=502, retryable=True),
@@ -202,7 +206,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=(
             Exchange(
                 Stream(
-                    parts=(ToolCall("call_Bj1sO2nE3rR4oR5aB6cD7eF8", "__finish__", ('{"answer": "Par', "is}")),),
+                    parts=(
+                        ToolCall("call_Bj1sO2nE3rR4oR5aB6cD7eF8", "__finish__", ('{"answer": "Par', "is}")),
+                    ),
                     finish=Finish("tool_use"),
                 )
             ),
@@ -246,7 +252,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=HELLO_Q,
         config={"max_retries": 3},
         exchanges=(Exchange(HttpError(401)),),
-        expect=Expected("error", "error", error_codes=("provider_auth_error",), retryable=False, status_code=401),
+        expect=Expected(
+            "error", "error", error_codes=("provider_auth_error",), retryable=False, status_code=401
+        ),
         tags=frozenset({"retry"}),
     ),
     Scenario(

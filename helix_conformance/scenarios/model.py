@@ -7,7 +7,7 @@ error bodies; the replay engine serves them; the checks compare what the adapter
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from ..contract import LLMConfig, Message, ParsedToolCall, StopReason, Tool
 
@@ -47,7 +47,7 @@ class ToolCall:
     arguments: tuple[str, ...]
 
 
-Part = Union[Text, Thinking, Refusal, ToolCall]
+Part = Text | Thinking | Refusal | ToolCall
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class Reuse:
     scenario: str
 
 
-ResponseSpec = Union[Stream, StreamError, HttpError, Raw, Reuse]
+ResponseSpec = Stream | StreamError | HttpError | Raw | Reuse
 
 
 FaultKind = Literal["truncate", "reset", "read_timeout", "stall", "connect_error", "connect_timeout"]

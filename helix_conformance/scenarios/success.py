@@ -19,7 +19,9 @@ END = Finish("end_turn")
 TOOL_USE = Finish("tool_use")
 
 
-def _stream(*parts: Text | Thinking | Refusal | ToolCall, finish: Finish = END, **kw: object) -> tuple[Exchange]:
+def _stream(
+    *parts: Text | Thinking | Refusal | ToolCall, finish: Finish = END, **kw: object
+) -> tuple[Exchange]:
     return (Exchange(Stream(parts=parts, finish=finish, **kw)),)  # type: ignore[arg-type]
 
 
@@ -47,9 +49,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         id="text_quirks",
         description="Chunks the adapter has never seen: an empty first chunk, unknown fields (RES-12).",
         messages=(UserMessage(content="Say ok."),),
-        exchanges=_stream(
-            Text(("O", "k.")), quirks=frozenset({"empty_chunk_first", "unknown_fields"})
-        ),
+        exchanges=_stream(Text(("O", "k.")), quirks=frozenset({"empty_chunk_first", "unknown_fields"})),
         expect=Expected("text", "end_turn", content="Ok."),
     ),
     Scenario(
@@ -71,11 +71,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         description="One tool call whose JSON arguments arrive split mid-token.",
         messages=(WEATHER_QUESTION,),
         tools=(GET_WEATHER,),
-        exchanges=_stream(ToolCall("call_7hPq2LmX9vRt4KsW1nYb3ZcD", "get_weather", PARIS_ARGS), finish=TOOL_USE),
+        exchanges=_stream(
+            ToolCall("call_7hPq2LmX9vRt4KsW1nYb3ZcD", "get_weather", PARIS_ARGS), finish=TOOL_USE
+        ),
         expect=Expected(
             "tool_calls",
             "tool_use",
-            tool_calls=(call("call_7hPq2LmX9vRt4KsW1nYb3ZcD", "get_weather", {"city": "Paris", "unit": "celsius"}),),
+            tool_calls=(
+                call("call_7hPq2LmX9vRt4KsW1nYb3ZcD", "get_weather", {"city": "Paris", "unit": "celsius"}),
+            ),
         ),
     ),
     Scenario(
@@ -185,7 +189,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=Expected(
             "tool_calls",
             "tool_use",
-            tool_calls=(call("call_Zx9cV8bN7mA6sD5fG4hJ3kL2", "get_weather", {"city": "Paris", "unit": "celsius"}),),
+            tool_calls=(
+                call("call_Zx9cV8bN7mA6sD5fG4hJ3kL2", "get_weather", {"city": "Paris", "unit": "celsius"}),
+            ),
         ),
     ),
     Scenario(
@@ -196,14 +202,20 @@ SCENARIOS: tuple[Scenario, ...] = (
             AssistantMessage(
                 content="",
                 tool_calls=[
-                    ToolCallInfo(id="call_Xc81NfQzB0aWm5TgR2yVhJ4k", name="get_weather", arguments={"city": "Paris"}),
+                    ToolCallInfo(
+                        id="call_Xc81NfQzB0aWm5TgR2yVhJ4k", name="get_weather", arguments={"city": "Paris"}
+                    ),
                     ToolCallInfo(
                         id="call_q9DkE3sLpA6uZw0HnC7xYt1M", name="get_weather", arguments={"city": "London"}
                     ),
                 ],
             ),
-            ToolMessage(tool_call_id="call_Xc81NfQzB0aWm5TgR2yVhJ4k", tool_name="get_weather", content="18°C, sunny"),
-            ToolMessage(tool_call_id="call_q9DkE3sLpA6uZw0HnC7xYt1M", tool_name="get_weather", content="12°C, rain"),
+            ToolMessage(
+                tool_call_id="call_Xc81NfQzB0aWm5TgR2yVhJ4k", tool_name="get_weather", content="18°C, sunny"
+            ),
+            ToolMessage(
+                tool_call_id="call_q9DkE3sLpA6uZw0HnC7xYt1M", tool_name="get_weather", content="12°C, rain"
+            ),
         ),
         tools=(GET_WEATHER,),
         exchanges=_stream(Text(("Paris: 18°C and sunny.", " London: 12°C with rain."))),
@@ -230,12 +242,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=(UserMessage(content="Capital of France? Answer with the schema."),),
         tools=(GET_WEATHER, FINISH),
         exchanges=_stream(
-            ToolCall("call_Fn0aB1cD2eF3gH4iJ5kL6mN7", "__finish__", ('{"answer": "Pa', 'ris", "confidence": 0.98}')),
+            ToolCall(
+                "call_Fn0aB1cD2eF3gH4iJ5kL6mN7", "__finish__", ('{"answer": "Pa', 'ris", "confidence": 0.98}')
+            ),
             finish=TOOL_USE,
         ),
-        expect=Expected(
-            "structured_output", "tool_use", output={"answer": "Paris", "confidence": 0.98}
-        ),
+        expect=Expected("structured_output", "tool_use", output={"answer": "Paris", "confidence": 0.98}),
     ),
     Scenario(
         id="finish_tool_with_sibling",
@@ -245,7 +257,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=_stream(
             Text(("Done.",)),
             ToolCall("call_Sb1cD2eF3gH4iJ5kL6mN7oP8", "get_weather", ('{"city": "Paris"}',)),
-            ToolCall("call_Fn9zY8xW7vU6tS5rQ4pO3nM2", "__finish__", ('{"answer": "Paris", "confidence": 1}',)),
+            ToolCall(
+                "call_Fn9zY8xW7vU6tS5rQ4pO3nM2", "__finish__", ('{"answer": "Paris", "confidence": 1}',)
+            ),
             finish=TOOL_USE,
         ),
         expect=Expected("structured_output", "tool_use", output={"answer": "Paris", "confidence": 1}),
@@ -256,9 +270,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         description='A tool merely named like the finish tool ("finish") is an ordinary tool call.',
         messages=(UserMessage(content="Close task 7."),),
         tools=(FINISH_LOOKALIKE, FINISH),
-        exchanges=_stream(ToolCall("call_Lk2jH3gF4dS5aP6oI7uY8tR9", "finish", ('{"task_id": "7"}',)), finish=TOOL_USE),
+        exchanges=_stream(
+            ToolCall("call_Lk2jH3gF4dS5aP6oI7uY8tR9", "finish", ('{"task_id": "7"}',)), finish=TOOL_USE
+        ),
         expect=Expected(
-            "tool_calls", "tool_use", tool_calls=(call("call_Lk2jH3gF4dS5aP6oI7uY8tR9", "finish", {"task_id": "7"}),)
+            "tool_calls",
+            "tool_use",
+            tool_calls=(call("call_Lk2jH3gF4dS5aP6oI7uY8tR9", "finish", {"task_id": "7"}),),
         ),
     ),
     Scenario(
@@ -299,7 +317,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         tools=(FINISH,),
         exchanges=_stream(
             Thinking(("Paris is", " the capital.")),
-            ToolCall("call_Fn5tH6iN7kI8nG9aB0cD1eF", "__finish__", ('{"answer": "Paris", "confidence": 0.9}',)),
+            ToolCall(
+                "call_Fn5tH6iN7kI8nG9aB0cD1eF", "__finish__", ('{"answer": "Paris", "confidence": 0.9}',)
+            ),
             finish=TOOL_USE,
         ),
         expect=Expected(
@@ -353,7 +373,9 @@ SCENARIOS: tuple[Scenario, ...] = (
             finish=Finish("tool_use", wire=(("openai-chat", "function_call"),)),
         ),
         expect=Expected(
-            "tool_calls", "tool_use", tool_calls=(call("call_Fc1aB2cD3eF4gH5iJ6kL7mN8", "get_weather", {"city": "Paris"}),)
+            "tool_calls",
+            "tool_use",
+            tool_calls=(call("call_Fc1aB2cD3eF4gH5iJ6kL7mN8", "get_weather", {"city": "Paris"}),),
         ),
         profiles=frozenset({"openai-chat"}),
     ),
@@ -361,7 +383,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         id="stop_unknown",
         description="A finish reason the adapter has never seen maps to unknown; the string never leaks.",
         messages=(UserMessage(content="Say hi."),),
-        exchanges=_stream(Text(("Hi",)), finish=Finish("unknown", wire=(("openai-chat", "eos_interrupted"),))),
+        exchanges=_stream(
+            Text(("Hi",)), finish=Finish("unknown", wire=(("openai-chat", "eos_interrupted"),))
+        ),
         expect=Expected("text", "unknown", content="Hi"),
     ),
     Scenario(
@@ -371,7 +395,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         tools=(GET_WEATHER,),
         config={"max_output_tokens": 5},
         exchanges=_stream(
-            ToolCall("call_Ct1oF2fA3rG4sX5yZ6wV7uT8", "get_weather", ('{"city": "Pa',)), finish=Finish("max_tokens")
+            ToolCall("call_Ct1oF2fA3rG4sX5yZ6wV7uT8", "get_weather", ('{"city": "Pa',)),
+            finish=Finish("max_tokens"),
         ),
         expect=Expected("text", "max_tokens"),
         tags=frozenset({"cut_off"}),
