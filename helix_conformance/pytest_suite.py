@@ -64,6 +64,10 @@ class ConformancePlugin:
             seed=options["helix_seed"][0],
         )
         self.log = OutcomeLog()
+        self.deselected = 0
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += len(items)
 
     # --- header -------------------------------------------------------------------------------------
 
@@ -105,6 +109,7 @@ class ConformancePlugin:
                     ("scenario", check.scenario.id),
                     ("profile", check.profile),
                     ("level", check.level),
+                    ("requires", ",".join(sorted(check.scenario.requires | check.check.requires))),
                 ]
             )
             item.add_marker(pytest.mark.helix_conformance)
@@ -117,6 +122,23 @@ class ConformancePlugin:
         session.testscollected = len(session.items)
         return True
 
+    def _judge_harn_05(self, session: pytest.Session, exitstatus: int) -> None:
+        """HARN-05: a gate that checked nothing, or never exercised a declared capability, must not pass."""
+        errors = self.log.gate_errors
+        if self.log.executed() == 0:
+            errors.append(
+                "HARN-05: no conformance clause was executed (everything deselected, skipped or not "
+                "applicable), so this run proves nothing"
+            )
+        elif not self.deselected:
+            unexercised = self.log.unexercised(self.resolved.spec.capabilities)
+            if unexercised:
+                errors.append(
+                    f"HARN-05: declared capabilities exercised by no executed clause: {', '.join(unexercised)}"
+                )
+        if errors and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
     # --- outcomes, summary, report ------------------------------------------------------------------
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -125,19 +147,16 @@ class ConformancePlugin:
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         from .reporting.summary import render_summary
 
-        for line in render_summary(self.log, strict=self.strict, adapter=self.resolved.spec.name):
+        for line in render_summary(
+            self.log, strict=self.strict, adapter=self.resolved.spec.name, deselected=bool(self.deselected)
+        ):
             terminalreporter.write_line(line)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if hasattr(session.config, "workerinput"):
             return  # xdist worker: the controller reports
-        if self.log.executed() == 0 and exitstatus in (0, 5):
-            # HARN-05: a gate that checked nothing must not pass.
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            self.log.gate_errors.append(
-                "HARN-05: no conformance clause was executed (everything deselected, skipped or not applicable)"
-            )
+        self._judge_harn_05(session, exitstatus)
         path = self.options["helix_report"][0]
         if path:
             from .reporting.json_report import write_json_report

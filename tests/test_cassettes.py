@@ -15,9 +15,20 @@ from helix_conformance.scenarios import scenarios_for
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = sorted((ROOT / "cassettes" / "openai-chat").glob("*.yaml"))
-SHARED_RECORDING = ROOT.parent / "shared" / "recordings" / "openai" / "test_run_stream_sync_streams_real_model.yaml"
-LIVE_CHUNK_KEYS = ["id", "object", "created", "model", "service_tier", "system_fingerprint", "choices", "usage",
-                   "obfuscation"]
+SHARED_RECORDING = (
+    ROOT.parent / "shared" / "recordings" / "openai" / "test_run_stream_sync_streams_real_model.yaml"
+)
+LIVE_CHUNK_KEYS = [
+    "id",
+    "object",
+    "created",
+    "model",
+    "service_tier",
+    "system_fingerprint",
+    "choices",
+    "usage",
+    "obfuscation",
+]
 
 
 def _events(path: Path) -> list[bytes]:
@@ -46,9 +57,11 @@ def test_cassette_is_authored_and_every_event_validates_against_the_openai_sdk(p
 def test_authored_chunks_have_the_live_field_order() -> None:
     for path in CASSETTES:
         for event in _events(path):
-            payload = event.decode().strip()[len("data: "):]
+            payload = event.decode().strip()[len("data: ") :]
             if payload != "[DONE]" and '"error"' not in payload[:10]:
-                keys = [k for k in json.loads(payload) if not k.startswith("x_helix_")]  # RES-12's unknown field
+                keys = [
+                    k for k in json.loads(payload) if not k.startswith("x_helix_")
+                ]  # RES-12's unknown field
                 assert keys == LIVE_CHUNK_KEYS, path.name
 
 
@@ -56,7 +69,7 @@ def test_live_recording_still_has_the_field_order_we_author() -> None:
     if not SHARED_RECORDING.exists():
         pytest.skip(f"the shared recordings are not beside the project ({SHARED_RECORDING})")
     body = yaml.safe_load(SHARED_RECORDING.read_text())["interactions"][0]["response"]["body"]["string"]
-    first = body.split("\n\n")[0][len("data: "):]
+    first = body.split("\n\n")[0][len("data: ") :]
     assert list(json.loads(first)) == LIVE_CHUNK_KEYS
 
 

@@ -41,3 +41,14 @@ def test_scripted_profile_only_runs_clauses_that_have_checks() -> None:
     from helix_conformance.profiles.scripted import WIRE_FREE_CLAUSES
 
     assert set(WIRE_FREE_CLAUSES) <= set(load_all_checks())
+
+
+def test_scenario_docs_are_current() -> None:
+    from pathlib import Path
+
+    from helix_conformance.scenarios.docs import render
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "scenarios.md"
+    assert path.read_text(encoding="utf-8") == render(), (
+        "docs/scenarios.md is stale: python -m helix_conformance.scenarios.docs > docs/scenarios.md"
+    )

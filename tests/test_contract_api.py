@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-import helix_conformance.contract as contract
+from helix_conformance import contract
 from helix_conformance.contract import (
     AbortController,
     AdapterSpec,
@@ -20,13 +20,44 @@ from helix_conformance.contract import (
 )
 
 PINNED = {
-    "CAPABILITIES", "ERROR_CODES", "FINISH_TOOL_NAME", "PROVIDER_AUTH_ERROR", "PROVIDER_ERROR",
-    "PROVIDER_INVALID_REQUEST", "PROVIDER_OVERLOADED", "PROVIDER_RATE_LIMITED", "PROVIDER_TIMEOUT",
-    "REQUEST_ABORTED", "STOP_REASONS", "AbortController", "AbortSignal", "AdapterContext", "AdapterSpec",
-    "AssistantMessage", "Capability", "ErrorStepResult", "HelixError", "LLMAdapter", "LLMConfig",
-    "LLMGenerateInput", "LLMStreamCallbacks", "Message", "ParsedSubAgentCall", "ParsedToolCall", "RecordMode",
-    "StepResult", "StopReason", "StructuredOutputStepResult", "SystemMessage", "TextStepResult",
-    "ThinkingContent", "Tool", "ToolCallInfo", "ToolCallsStepResult", "ToolMessage", "UserMessage",
+    "CAPABILITIES",
+    "ERROR_CODES",
+    "FINISH_TOOL_NAME",
+    "PROVIDER_AUTH_ERROR",
+    "PROVIDER_ERROR",
+    "PROVIDER_INVALID_REQUEST",
+    "PROVIDER_OVERLOADED",
+    "PROVIDER_RATE_LIMITED",
+    "PROVIDER_TIMEOUT",
+    "REQUEST_ABORTED",
+    "STOP_REASONS",
+    "AbortController",
+    "AbortSignal",
+    "AdapterContext",
+    "AdapterSpec",
+    "AssistantMessage",
+    "Capability",
+    "ErrorStepResult",
+    "HelixError",
+    "LLMAdapter",
+    "LLMConfig",
+    "LLMGenerateInput",
+    "LLMStreamCallbacks",
+    "Message",
+    "ParsedSubAgentCall",
+    "ParsedToolCall",
+    "RecordMode",
+    "StepResult",
+    "StopReason",
+    "StructuredOutputStepResult",
+    "SystemMessage",
+    "TextStepResult",
+    "ThinkingContent",
+    "Tool",
+    "ToolCallInfo",
+    "ToolCallsStepResult",
+    "ToolMessage",
+    "UserMessage",
     "invoke_callback",
 }
 
@@ -52,19 +83,23 @@ def test_invalid_stop_reason_and_unknown_fields_are_rejected() -> None:
     with pytest.raises(ValidationError):
         TextStepResult(content="x", should_stop=True, stop_reason="stop")  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
-        TypeAdapter(StepResult).validate_python({"type": "text", "content": "", "shouldStop": True,
-                                                 "stopReason": "end_turn", "surprise": 1})
+        TypeAdapter(StepResult).validate_python(
+            {"type": "text", "content": "", "shouldStop": True, "stopReason": "end_turn", "surprise": 1}
+        )
 
 
 def test_messages_are_discriminated_by_role() -> None:
-    message = TypeAdapter(Message).validate_python({"role": "tool", "toolCallId": "c", "toolName": "t",
-                                                    "content": "ok"})
+    message = TypeAdapter(Message).validate_python(
+        {"role": "tool", "toolCallId": "c", "toolName": "t", "content": "ok"}
+    )
     assert type(message).__name__ == "ToolMessage"
 
 
 def test_helix_error_category_and_cause() -> None:
     cause = ValueError("boom")
-    error = HelixError("rate limited", code="provider_rate_limited", retryable=True, status_code=429, cause=cause)
+    error = HelixError(
+        "rate limited", code="provider_rate_limited", retryable=True, status_code=429, cause=cause
+    )
     assert error.category == "provider" and error.__cause__ is cause and str(error) == "rate limited"
     assert ErrorStepResult(error=error).stop_reason == "error"
 
@@ -85,5 +120,10 @@ def test_abort_signal_wakes_waiters_and_late_listeners() -> None:
 
 def test_adapter_spec_rejects_unknown_capabilities() -> None:
     with pytest.raises(ValueError, match="unknown capabilities"):
-        AdapterSpec(name="x", factory=lambda ctx: None, wire_profile="openai-chat", model="m",  # type: ignore[arg-type,return-value]
-                    capabilities=frozenset({"telepathy"}))
+        AdapterSpec(
+            name="x",
+            factory=lambda ctx: None,
+            wire_profile="openai-chat",
+            model="m",  # type: ignore[arg-type,return-value]
+            capabilities=frozenset({"telepathy"}),
+        )

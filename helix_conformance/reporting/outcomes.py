@@ -19,6 +19,8 @@ class ItemOutcome:
     status: Status
     message: str
     duration_s: float
+    requires: frozenset[str] = frozenset()
+    """Capabilities the check exercises (HARN-05)."""
 
 
 @dataclass
@@ -52,7 +54,16 @@ class OutcomeLog:
                 status,
                 message,
                 float(report.duration),
+                frozenset(filter(None, str(props.get("requires", "")).split(","))),
             )
+
+    def unexercised(self, capabilities: frozenset[str]) -> list[str]:
+        """Declared capabilities that no executed check needed (HARN-05)."""
+        used: set[str] = set()
+        for outcome in self.items.values():
+            if outcome.status != "skipped":
+                used |= outcome.requires
+        return sorted(capabilities - used)
 
     def executed(self) -> int:
         return sum(1 for o in self.items.values() if o.status != "skipped")

@@ -6,7 +6,7 @@ from ..clauses import AREAS, CLAUSES
 from .outcomes import OutcomeLog
 
 
-def render_summary(log: OutcomeLog, *, strict: bool, adapter: str) -> list[str]:
+def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: bool = False) -> list[str]:
     by_clause = log.by_clause()
     header = f"{'area':<24} {'clauses':>7} {'passed':>7} {'failed':>7} {'SHOULD✗':>8} {'skipped':>8}   checks"
     lines = ["", f"helix-conformance summary for adapter {adapter!r}", header, "-" * len(header)]
@@ -39,8 +39,12 @@ def render_summary(log: OutcomeLog, *, strict: bool, adapter: str) -> list[str]:
         f"{totals['should_failed']:>8} {totals['skipped']:>8}   {totals['checks']}"
     )
     not_run = [c for c in CLAUSES if c not in by_clause]
-    if not_run:
-        lines.append(f"not applicable to this adapter's profile or not selected: {', '.join(not_run)}")
+    if not_run and deselected:
+        lines.append(
+            f"{len(not_run)} clauses not run (deselected with -k/-m, or not applicable to this profile)"
+        )
+    elif not_run:
+        lines.append(f"not run (not applicable to this adapter's wire profile): {', '.join(not_run)}")
     if broken_should:
         lines.append(
             f"SHOULD clauses not met{' (failing the gate: --helix-strict)' if strict else ''}: "

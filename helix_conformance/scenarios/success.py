@@ -84,7 +84,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_parallel",
-        description="Two tool calls in one response, deltas interleaved by index; none may be merged.",
+        description="Two tool calls in one response, told apart only by their delta index; none may be merged.",
         messages=(UserMessage(content="Weather in Paris and London?"),),
         tools=(GET_WEATHER,),
         exchanges=_stream(
