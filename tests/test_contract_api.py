@@ -74,9 +74,12 @@ def test_step_results_round_trip_with_camel_case_aliases() -> None:
         {"type": "tool_calls", "toolCalls": [{"id": "c1", "name": "f", "arguments": {"a": 1}}]}
     )
     assert isinstance(result, ToolCallsStepResult)
-    assert result.should_stop is False and result.stop_reason == "tool_use" and result.sub_agent_calls == []
+    assert result.should_stop is False
+    assert result.stop_reason == "tool_use"
+    assert result.sub_agent_calls == []
     dumped = result.model_dump(by_alias=True)
-    assert dumped["toolCalls"][0]["arguments"] == {"a": 1} and "shouldStop" in dumped
+    assert dumped["toolCalls"][0]["arguments"] == {"a": 1}
+    assert "shouldStop" in dumped
 
 
 def test_invalid_stop_reason_and_unknown_fields_are_rejected() -> None:
@@ -100,7 +103,9 @@ def test_helix_error_category_and_cause() -> None:
     error = HelixError(
         "rate limited", code="provider_rate_limited", retryable=True, status_code=429, cause=cause
     )
-    assert error.category == "provider" and error.__cause__ is cause and str(error) == "rate limited"
+    assert error.category == "provider"
+    assert error.__cause__ is cause
+    assert str(error) == "rate limited"
     assert ErrorStepResult(error=error).stop_reason == "error"
 
 

@@ -63,9 +63,12 @@ def test_body_is_restreamed_one_event_per_chunk(name: str) -> None:
     replayer, trace = _replay(_interaction())
     with intercept(replayer):
         chunks = asyncio.run(_fetch(lib))
-    assert chunks == split_sse_events(BODY) and len(chunks) == 3
-    assert [e.kind for e in trace.events].count("chunk") == 3 and trace.of("response_closed")
-    assert json.loads(trace.requests[0].body) == {"x": 1} and trace.requests[0].library == name
+    assert chunks == split_sse_events(BODY)
+    assert len(chunks) == 3
+    assert [e.kind for e in trace.events].count("chunk") == 3
+    assert trace.of("response_closed")
+    assert json.loads(trace.requests[0].body) == {"x": 1}
+    assert trace.requests[0].library == name
     assert replayer.unused() == []
 
 
@@ -84,7 +87,8 @@ def test_unmatched_request_raises_connect_error_and_is_traced(name: str) -> None
     replayer, trace = _replay(_interaction())
     with intercept(replayer), pytest.raises(lib.ConnectError, match="no recorded interaction matches"):
         asyncio.run(_fetch(lib, "https://api.example.test/v1/embeddings"))
-    assert trace.requests[0].interaction is None and replayer.unused() == [0]
+    assert trace.requests[0].interaction is None
+    assert replayer.unused() == [0]
 
 
 @pytest.mark.parametrize("name", LIBRARIES)
@@ -134,7 +138,8 @@ def test_sync_clients_are_intercepted_too(name: str) -> None:
     replayer, trace = _replay(_interaction())
     with intercept(replayer), lib.Client() as client:
         response = client.post("https://api.example.test/v1/chat/completions", json={})
-    assert response.content == BODY and trace.requests[0].interaction == 0
+    assert response.content == BODY
+    assert trace.requests[0].interaction == 0
 
 
 def test_interception_is_removed_afterwards() -> None:
