@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from hypothesis import find
@@ -83,6 +84,31 @@ def example(schema: Any, root: dict[str, Any], *, full: bool, depth: int = 0) ->
     return None
 
 
+_PATTERN_PROBES = ("", "!", "zz zz", "0", "ORD_", "-1", "\u00e9\u00e9")
+
+
+def _keyword_violations(schema: dict[str, Any], root: dict[str, Any]) -> list[Any]:
+    """One value per constraint keyword that breaks it: pattern, lengths, bounds, item counts."""
+    bad: list[Any] = []
+    if isinstance(schema.get("pattern"), str):
+        probe = next((p for p in _PATTERN_PROBES if not re.search(schema["pattern"], p)), None)
+        if probe is not None:
+            bad.append(probe)
+    if isinstance(schema.get("minLength"), int) and schema["minLength"] > 0:
+        bad.append("x" * (schema["minLength"] - 1))
+    if isinstance(schema.get("maxLength"), int):
+        bad.append("x" * (schema["maxLength"] + 1))
+    for key, delta in (("minimum", -1), ("maximum", 1), ("exclusiveMinimum", 0), ("exclusiveMaximum", 0)):
+        if isinstance(schema.get(key), (int, float)) and not isinstance(schema.get(key), bool):
+            bad.append(schema[key] + delta)
+    item = example(schema.get("items", {}), root, full=True) if schema.get("type") == "array" else None
+    if isinstance(schema.get("minItems"), int) and schema["minItems"] > 0:
+        bad.append([item] * (schema["minItems"] - 1))
+    if isinstance(schema.get("maxItems"), int):
+        bad.append([item] * (schema["maxItems"] + 1))
+    return bad
+
+
 def _mutations(schema: Any, root: dict[str, Any], base: dict[str, Any], *, keep_complete: bool) -> list[Any]:
     """Instances that break one rule each: a missing required property, a wrong type, a value off the enum."""
     schema = _non_null(_resolve(schema, root), root)
@@ -97,6 +123,7 @@ def _mutations(schema: Any, root: dict[str, Any], base: dict[str, Any], *, keep_
             out.append({**base, name: _WRONG_TYPE[kind]})
         if "enum" in sub_schema:
             out.append({**base, name: "__not_in_the_enum__"})
+        out.extend({**base, name: bad} for bad in _keyword_violations(sub_schema, root))
         if kind == "object" and isinstance(base.get(name), dict):
             for nested in _mutations(sub_schema, root, base[name], keep_complete=keep_complete):
                 out.append({**base, name: nested})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -20,6 +21,7 @@ from .common import (
     has_part,
     has_recorded_stream,
     not_,
+    streamed_parts,
     tagged,
     text_events,
 )
@@ -59,19 +61,43 @@ def text_deltas_concatenate_to_the_content(ctx: CheckContext) -> None:
         )
 
 
+def _last_text_event(ctx: CheckContext) -> tuple[int, int] | None:
+    """(interaction, event index) of the event that carries the last text delta of the script."""
+    pieces = [c for part in streamed_parts(ctx.scenario) if isinstance(part, Text) for c in part.chunks]
+    if not pieces:
+        return None
+    needles = {json.dumps(pieces[-1], ensure_ascii=asc)[1:-1].encode() for asc in (True, False)}
+    for index, interaction in reversed(list(enumerate(ctx.session.interactions()))):
+        events = ctx.profile.split_events(interaction.body)
+        hits = [i for i, event in enumerate(events) if any(n in event for n in needles)]
+        if hits:
+            return index, hits[-1]
+    return None
+
+
 @check("STR-02", applies=lambda s, p: s.expect.type in ("text", "tool_calls") and text_events(s) >= 2)
 def callbacks_fire_as_data_arrives(ctx: CheckContext) -> None:
     trace = ctx.main.trace
     first = next(iter(trace.callbacks("on_text_delta")), None)
-    last_chunk = next((e for e in trace.of("chunk") if e.last), None)
     if first is None:
         fail(ctx, "on_text_delta was never called")
-    if last_chunk is not None and first.seq > last_chunk.seq:
+    last_text = _last_text_event(ctx)
+    chunks = trace.of("chunk")
+    if last_text is not None:
+        interaction, event_index = last_text
+        boundary = next(
+            (e for e in chunks if e.interaction == interaction and e.chunk_index == event_index), None
+        )
+        what = "the event carrying the last text delta"
+    else:
+        boundary = next((e for e in chunks if e.last), None)
+        what = "the last chunk of the response"
+    if boundary is not None and first.seq > boundary.seq:
         fail(
             ctx,
-            "the first on_text_delta came only after the whole response was delivered (buffered)",
-            expected="first delta before the last chunk",
-            actual=f"first delta at event #{first.seq}, last chunk at #{last_chunk.seq}",
+            "the first on_text_delta came only after all the text had arrived (callbacks buffered)",
+            expected=f"first delta before {what}",
+            actual=f"first delta at trace event #{first.seq}, {what} at #{boundary.seq}",
             details=trace.describe(),
         )
 

@@ -37,6 +37,8 @@ class RunOptions:
     timeout: float = 10.0
     steps: int = 1
     """How many times generate_step is called on the same adapter (CACHE-03 stability)."""
+    agent_id: str = AGENT_ID
+    """The session the step belongs to; CACHE-03 runs a second session to see the cache key change."""
 
 
 @dataclass
@@ -87,12 +89,14 @@ def build_input(
     controller: AbortController | None,
 ) -> LLMGenerateInput:
     return LLMGenerateInput(
-        messages=list(scenario.messages),
-        tools=list(scenario.tools),
+        # Fresh copies every run: an adapter that edits its input in place must not rewrite the catalogue
+        # for later runs (MSG-07 compares the input before and after).
+        messages=[m.model_copy(deep=True) for m in scenario.messages],
+        tools=[t.model_copy(deep=True) for t in scenario.tools],
         config=scenario.llm_config(spec.model),
         abort_signal=controller.signal if controller else None,
         callbacks=recording_callbacks(trace, options.callbacks),
-        agent_id=AGENT_ID,
+        agent_id=options.agent_id,
         agent_type="conformance",
     )
 
@@ -171,16 +175,16 @@ async def _drive(
             if options.cancel_after_chunks is not None:
                 await _run_and_cancel(run, outcome, options.cancel_after_chunks)
                 return
-            result = await asyncio.wait_for(_as_coroutine(outcome), options.timeout)
+            result = await asyncio.wait_for(_returning(outcome, trace), options.timeout)
         except asyncio.TimeoutError:
             run.timed_out = True
             return
-        except BaseException as exc:
-            trace.add("returned", name="raised")
+        except BaseException as exc:  # NT-01/NT-03 judge whatever escaped
+            if trace.returned_at() is None:
+                trace.add("returned", name="raised")
             run.raised = exc
             run.input_after = snapshot_input(step_input)
             return
-        trace.add("returned", name=type(result).__name__)
         run.results.append(result)
         run.input_after = snapshot_input(step_input)
     await asyncio.sleep(0)
@@ -197,8 +201,16 @@ async def _drive(
         await asyncio.wait_for(asyncio.gather(*leftover, return_exceptions=True), 1.0)
 
 
-async def _as_coroutine(awaitable: Any) -> Any:
-    return await awaitable
+async def _returning(awaitable: Any, trace: Trace) -> Any:
+    """Await the step and mark the moment it returned, inside the same task: anything the adapter scheduled
+    just before returning runs after this mark (STR-07), however many loop turns wait_for takes to wake."""
+    try:
+        result = await awaitable
+    except BaseException:
+        trace.add("returned", name="raised")
+        raise
+    trace.add("returned", name=type(result).__name__)
+    return result
 
 
 async def _run_and_cancel(run: ScenarioRun, outcome: Any, after_chunks: int) -> None:
