@@ -24,6 +24,8 @@ class AdapterNotFound(Exception):
 @dataclass(frozen=True)
 class ResolvedAdapter:
     spec: AdapterSpec
+    requested: str
+    """The name as passed to --adapter: what a reproduction command must repeat."""
     target: str
     """Where the spec came from, e.g. ``reference_adapters.openai_chat:spec``."""
     origin: str
@@ -44,6 +46,10 @@ def _load_target(target: str, name: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise AdapterNotFound(f"--adapter={name}: cannot import {module_name!r}: {exc}") from exc
+    except Exception as exc:  # the adapter's own module failed while loading: say so, do not crash pytest
+        raise AdapterNotFound(
+            f"--adapter={name}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
     if not attr:
         for candidate in ("spec", "adapter_spec"):
             if hasattr(module, candidate):
@@ -65,12 +71,17 @@ def _as_spec(obj: Any, name: str, target: str) -> AdapterSpec:
     if isinstance(obj, AdapterSpec):
         return obj
     if callable(obj) and not isinstance(obj, type):
-        made = obj()
+        try:
+            made = obj()
+        except Exception as exc:
+            raise AdapterNotFound(
+                f"--adapter={name}: calling {target}() to get the AdapterSpec raised {type(exc).__name__}: {exc}"
+            ) from exc
         if isinstance(made, AdapterSpec):
             return made
         obj = made
     raise AdapterNotFound(
-        f"--adapter={name}: {target} is a {type(obj).__name__}, not a helix_conformance.contract.AdapterSpec "
+        f"--adapter={name}: {target} is of type {type(obj).__name__}, not a helix_conformance.contract.AdapterSpec "
         "(or a function returning one)"
     )
 
@@ -80,15 +91,11 @@ def resolve_adapter(name: str) -> ResolvedAdapter:
     if name in names:
         target = names[name]
         origin = "built-in" if name in BUILTINS else "entry point"
-        return ResolvedAdapter(_as_spec(_load_target(target, name), name, target), target, origin)
+        return ResolvedAdapter(_as_spec(_load_target(target, name), name, target), name, target, origin)
     if ":" in name:
-        return ResolvedAdapter(_as_spec(_load_target(name, name), name, name), name, "module:attr")
+        return ResolvedAdapter(_as_spec(_load_target(name, name), name, name), name, name, "module:attr")
     if "." in name or importlib.util.find_spec(name) is not None:
-        try:
-            obj = _load_target(name, name)
-        except AdapterNotFound:
-            raise
-        return ResolvedAdapter(_as_spec(obj, name, name), name, "module")
+        return ResolvedAdapter(_as_spec(_load_target(name, name), name, name), name, name, "module")
     listing = ", ".join(sorted(names))
     raise AdapterNotFound(
         f"--adapter={name}: unknown adapter. Available: {listing}. You can also pass an importable module "

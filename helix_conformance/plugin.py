@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .settings import add_options, resolve
+from .settings import add_options, requested_adapter, resolve
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -16,10 +16,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "helix_conformance: a clause x scenario check of the conformance suite"
     )
-    options = resolve(config)
-    name = options["adapter"][0]
+    name, _ = requested_adapter(config)
     if not name:
-        return
+        return  # not a conformance run: no other setting is read, nothing heavy is imported
+    options = resolve(config)
     from .adapters import AdapterNotFound, resolve_adapter
 
     try:

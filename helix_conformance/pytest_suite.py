@@ -15,6 +15,8 @@ from .reporting.format import format_failure
 from .reporting.outcomes import OutcomeLog
 from .suite import PlannedCheck, SuiteRunner, bundled_cassettes, plan_suite
 
+SUITE_PREFIX = "helix-conformance"
+
 
 class ConformanceFailed(Exception):
     def __init__(self, failure: Failure) -> None:
@@ -100,9 +102,10 @@ class ConformancePlugin:
         items: list[pytest.Item] = []
         for check in planned:
             name = f"test_conformance[{check.test_id}]"
-            item = ConformanceItem.from_parent(session, name=name, nodeid=name)
+            # The "helix-conformance::" prefix is what pytest shows where a test file would be.
+            item = ConformanceItem.from_parent(session, name=name, nodeid=f"{SUITE_PREFIX}::{name}")
             item.planned, item.runner, item.strict = check, runner, self.strict
-            item.adapter_name = self.resolved.spec.name
+            item.adapter_name = self.resolved.requested
             item.user_properties.extend(
                 [
                     ("clause", check.clause),
@@ -114,6 +117,7 @@ class ConformancePlugin:
             )
             item.add_marker(pytest.mark.helix_conformance)
             items.append(item)
+        items = self._select_by_arguments(session.config, items)
         report = pytest.CollectReport("", "passed", None, list[pytest.Item | pytest.Collector](items))
         hook.pytest_collectreport(report=report)
         session.items = items
@@ -139,12 +143,32 @@ class ConformancePlugin:
         if errors and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    @staticmethod
+    def _select_by_arguments(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item]:
+        """Positional arguments may name checks by id; anything else (a path) is a usage error, not ignored."""
+        explicit = getattr(config, "args_source", None) == pytest.Config.ArgsSource.ARGS
+        if not explicit or not config.args:
+            return items
+        by_id = {item.name: item for item in items}
+        chosen: list[pytest.Item] = []
+        for arg in config.args:
+            name = arg.removeprefix(f"{SUITE_PREFIX}::")
+            if name not in by_id:
+                raise pytest.UsageError(
+                    f"with --adapter, pytest runs the conformance suite only; {arg!r} is not one of its test ids. "
+                    "Select checks with -k (e.g. -k RES-06) or by id (see --collect-only -q)."
+                )
+            chosen.append(by_id[name])
+        return chosen
+
     # --- outcomes, summary, report ------------------------------------------------------------------
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.log.add(report)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if config.option.collectonly:
+            return
         from .reporting.summary import render_summary
 
         for line in render_summary(
@@ -156,6 +180,8 @@ class ConformancePlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if hasattr(session.config, "workerinput"):
             return  # xdist worker: the controller reports
+        if session.config.option.collectonly:
+            return  # listing the suite is not a gate
         self._judge_harn_05(session, exitstatus)
         path = self.options["helix_report"][0]
         if path:

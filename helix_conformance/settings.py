@@ -29,8 +29,13 @@ class Option:
         return self.name.replace("-", "_")
 
     @property
+    def ini(self) -> str:
+        """Every ini key and env var is namespaced: ``helix_adapter`` / ``HELIX_ADAPTER``."""
+        return self.dest if self.dest.startswith("helix_") else f"helix_{self.dest}"
+
+    @property
     def env(self) -> str:
-        return self.name.replace("-", "_").upper()
+        return self.ini.upper()
 
 
 def _bool(text: str) -> bool:
@@ -93,7 +98,7 @@ OPTIONS: tuple[Option, ...] = (
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("helix-conformance", "Helix Agents adapter conformance")
     for option in OPTIONS:
-        env_note = f" [env {option.env}, ini {option.dest}]"
+        env_note = f" [env {option.env}, ini {option.ini}]"
         if option.flag:
             group.addoption(
                 f"--{option.name}",
@@ -111,26 +116,40 @@ def add_options(parser: pytest.Parser) -> None:
                 metavar=option.metavar,
                 help=option.help + env_note,
             )
-        parser.addini(option.dest, option.help, default=None)
+        parser.addini(option.ini, option.help, default=None)
+
+
+def _raw(config: pytest.Config, option: Option) -> tuple[Any, str, str]:
+    """The first value set for ``option`` (CLI > ini > env), its source, and how the user spelled it."""
+    cli = config.getoption(option.dest)
+    if cli is not None:
+        return cli, "cli", f"--{option.name}"
+    ini = config.getini(option.ini)
+    if ini not in (None, "", []):
+        return str(ini), "ini", f"ini option {option.ini}"
+    env = os.environ.get(option.env)
+    if env not in (None, ""):
+        return env, "env", f"environment variable {option.env}"
+    return None, "default", ""
+
+
+def requested_adapter(config: pytest.Config) -> tuple[str | None, str]:
+    """The adapter name and its source; checked first so runs without the suite never read other settings."""
+    value, source, _ = _raw(config, OPTIONS[0])
+    return (str(value) if value else None), source
 
 
 def resolve(config: pytest.Config) -> dict[str, tuple[Any, str]]:
     """Effective value and its source (cli, ini, env, default) for every option."""
     resolved: dict[str, tuple[Any, str]] = {}
     for option in OPTIONS:
-        cli = config.getoption(option.dest)
-        ini = config.getini(option.dest)
-        env = os.environ.get(option.env)
+        value, source, spelled = _raw(config, option)
+        if source == "default":
+            resolved[option.dest] = (option.default, source)
+            continue
         try:
-            if cli is not None:
-                value, source = (cli if option.flag else option.convert(cli)), "cli"
-            elif ini not in (None, "", []):
-                value, source = option.convert(str(ini)), "ini"
-            elif env not in (None, ""):
-                value, source = option.convert(str(env)), "env"
-            else:
-                value, source = option.default, "default"
+            converted = True if option.flag and source == "cli" else option.convert(str(value))
         except ValueError as exc:
-            raise pytest.UsageError(f"--{option.name}: {exc}") from None
-        resolved[option.dest] = (value, source)
+            raise pytest.UsageError(f"{spelled}: {exc}") from None
+        resolved[option.dest] = (converted, source)
     return resolved

@@ -23,7 +23,7 @@ def every_request_matched(ctx: CheckContext) -> None:
 @check("HARN-02", needs_result=False)
 def every_interaction_used(ctx: CheckContext) -> None:
     run = ctx.main
-    if run.unused_interactions and not run.timed_out and not run.raised:
+    if run.unused_interactions and not run.timed_out and not run.raised and not run.setup_error:
         unused = [
             f"#{i}: HTTP {run.interactions[i].status} from {run.interactions[i].source}"
             for i in run.unused_interactions

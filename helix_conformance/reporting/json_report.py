@@ -61,7 +61,7 @@ def build_report(
                 "outcome": o.status,
                 "message": o.message,
                 "duration_s": round(o.duration_s, 4),
-                "reproduce": f'pytest --adapter={spec.name} -k "{o.profile}::{o.scenario}::{o.clause}"',
+                "reproduce": f'pytest --adapter={resolved.requested} -k "{o.profile}::{o.scenario}::{o.clause}"',
             }
             for o in log.items.values()
         ],

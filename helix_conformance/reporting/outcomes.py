@@ -41,7 +41,7 @@ class OutcomeLog:
                 longrepr = report.longrepr
                 message = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
             elif report.failed:
-                status = "failed"
+                status = "should_failed" if props["level"] == "SHOULD" else "failed"
                 message = str(report.longreprtext)
             else:
                 status, message = "passed", ""

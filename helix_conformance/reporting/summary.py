@@ -5,6 +5,9 @@ from __future__ import annotations
 from ..clauses import AREAS, CLAUSES
 from .outcomes import OutcomeLog
 
+SESSION_CLAUSE = "HARN-05"
+"""Judged once per session by the plugin, not per scenario."""
+
 
 def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: bool = False) -> list[str]:
     by_clause = log.by_clause()
@@ -38,7 +41,7 @@ def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: b
         f"{'total':<24} {totals['clauses']:>7} {totals['passed']:>7} {totals['failed']:>7} "
         f"{totals['should_failed']:>8} {totals['skipped']:>8}   {totals['checks']}"
     )
-    not_run = [c for c in CLAUSES if c not in by_clause]
+    not_run = [c for c in CLAUSES if c not in by_clause and c != SESSION_CLAUSE]
     if not_run and deselected:
         lines.append(
             f"{len(not_run)} clauses not run (deselected with -k/-m, or not applicable to this profile)"
@@ -50,8 +53,9 @@ def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: b
             f"SHOULD clauses not met{' (failing the gate: --helix-strict)' if strict else ''}: "
             f"{', '.join(broken_should)}"
         )
-    for error in log.gate_errors:
-        lines.append(error)
+    lines.extend(log.gate_errors)
+    if not log.gate_errors:
+        lines.append(f"{SESSION_CLAUSE} holds: {log.executed()} checks executed (the gate ran)")
     failing = broken_must + (broken_should if strict else [])
     if failing or log.gate_errors:
         what = f"{len(failing)} clause(s) broken: {', '.join(failing)}" if failing else "see above"
