@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from ..contract import ErrorStepResult, HelixError
@@ -13,6 +12,7 @@ from ..replay.runner import REPLAY_API_KEY, RunOptions
 from ..scenarios.model import HttpError, Scenario
 from .common import expects, has_recorded_stream, named, short, tagged
 from .context import CheckContext
+from .properties import falsify
 from .registry import check, fail
 
 
@@ -187,42 +187,30 @@ def _mutation_applies(scenario: Scenario, profile: WireProfile) -> bool:
 @check("NT-02", applies=_mutation_applies)
 def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
     body = max((len(i.body) for i in ctx.session.interactions()), default=1)
-    settings_ = ctx.session.settings
-    seen: list[str] = []
-
-    @settings(
-        max_examples=settings_.examples,
-        derandomize=settings_.seed is None,
-        database=None,
-        deadline=None,
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(
+    strategy = st.tuples(
         st.integers(min_value=0, max_value=body),
         st.lists(
             st.tuples(st.integers(min_value=0, max_value=max(body - 1, 0)), st.integers(0, 255)), max_size=4
         ),
     )
-    def property_(truncate_at: int, flips: list[tuple[int, int]]) -> None:
-        plan = MutatedPlan(truncate_at=truncate_at, flips=tuple(flips))
+
+    def probe(mutation: tuple[int, list[tuple[int, int]]]) -> str | None:
+        plan = MutatedPlan(truncate_at=mutation[0], flips=tuple(mutation[1]))
         run = ctx.session.run(RunOptions(plan=plan), keep=False)
         if run.raised is not None or run.timed_out or not isinstance(run.result, STEP_RESULT_TYPES):
             what = (
                 repr(run.raised) if run.raised else "timed out" if run.timed_out else repr(run.result)[:100]
             )
-            seen.append(f"{plan}: {what}")
-            raise AssertionError(seen[-1])
+            return f"{plan}: {what}"
+        return None
 
-    test = property_ if settings_.seed is None else seed(settings_.seed)(property_)
-    try:
-        test()
-    except AssertionError:
+    counterexample = falsify(ctx, strategy, probe)
+    if counterexample is not None:
         fail(
             ctx,
             "a truncated or corrupted stream made the step raise, hang or return garbage",
-            actual=seen[-1] if seen else "?",
-            details="minimal example after shrinking: " + (seen[-1] if seen else "?"),
+            actual=counterexample,
+            details="minimal example after shrinking (the body truncated at truncate_at, bytes overwritten at flips)",
         )
 
 

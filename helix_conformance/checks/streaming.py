@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from ..contract import ErrorStepResult, ToolCallsStepResult
@@ -26,6 +25,7 @@ from .common import (
     text_events,
 )
 from .context import CheckContext
+from .properties import falsify
 from .registry import check, fail
 
 _CONTENT = ("on_text_delta", "on_thinking", "on_tool_call")
@@ -260,35 +260,23 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
                 expected=reference,
                 actual=got,
             )
-    settings_ = ctx.session.settings
-    failures: list[str] = []
 
-    @settings(
-        max_examples=settings_.examples,
-        derandomize=settings_.seed is None,
-        database=None,
-        deadline=None,
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(st.lists(st.integers(min_value=1, max_value=max(size - 1, 1)), max_size=24))
-    def property_(cuts: list[int]) -> None:
-        run = ctx.session.run(RunOptions(plan=SplitPlan(tuple(sorted(set(cuts))))), keep=False)
+    def probe(cuts: list[int]) -> str | None:
+        plan = SplitPlan(tuple(sorted(set(cuts))))
+        run = ctx.session.run(RunOptions(plan=plan), keep=False)
         got = (describe_result(run.result), _callback_sequence(run))
-        if got != reference:
-            failures.append(f"cuts={sorted(set(cuts))}")
-            raise AssertionError(f"differs with cuts {sorted(set(cuts))}: {got!r:.300}")
+        return None if got == reference else f"with cuts at byte offsets {list(plan.cuts)}: {got!r:.400}"
 
-    test = property_ if settings_.seed is None else seed(settings_.seed)(property_)
-    try:
-        test()
-    except AssertionError as exc:
+    counterexample = falsify(
+        ctx, st.lists(st.integers(min_value=1, max_value=max(size - 1, 1)), max_size=24), probe
+    )
+    if counterexample is not None:
         fail(
             ctx,
             "the result or the callback sequence changes when the response bytes are split differently",
             expected=reference,
-            actual=str(exc)[:600],
-            details=f"shrunk to {failures[-1] if failures else '?'}; reproduce with these byte offsets as cuts",
+            actual=counterexample,
+            details="shrunk by Hypothesis; the byte offsets reproduce it",
         )
 
 

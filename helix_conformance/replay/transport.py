@@ -114,19 +114,16 @@ class Replayer:
         return float(value) if value is not None else None
 
     async def handle_async(self, lib: ModuleType, request: Any) -> Any:
-        body = await request.aread()
-        index, path = self._record(lib, request, body)
-        interaction, chunks = self._prepare(lib, request, index, path)
-        stream = _stream_class(lib, is_async=True)(self, lib, request, index, chunks, interaction)
-        return lib.Response(
-            interaction.status, headers=list(interaction.headers.items()), stream=stream, request=request
-        )
+        return self._respond(lib, request, await request.aread(), is_async=True)
 
     def handle_sync(self, lib: ModuleType, request: Any) -> Any:
-        body = request.read()
+        return self._respond(lib, request, request.read(), is_async=False)
+
+    def _respond(self, lib: ModuleType, request: Any, body: bytes, *, is_async: bool) -> Any:
+        """Trace the request, match it, and answer with a replay stream of the library's own type."""
         index, path = self._record(lib, request, body)
         interaction, chunks = self._prepare(lib, request, index, path)
-        stream = _stream_class(lib, is_async=False)(self, lib, request, index, chunks, interaction)
+        stream = _stream_class(lib, is_async=is_async)(self, lib, request, index, chunks, interaction)
         return lib.Response(
             interaction.status, headers=list(interaction.headers.items()), stream=stream, request=request
         )
