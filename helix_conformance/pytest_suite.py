@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,31 @@ from .reporting.outcomes import OutcomeLog
 from .suite import PlannedCheck, SuiteRunner, bundled_cassettes, plan_suite
 
 SUITE_PREFIX = "helix-conformance"
+
+
+@dataclass(frozen=True)
+class CrashLine:
+    """The one line pytest's short summary and JUnit's message attribute show for a failure."""
+
+    path: str
+    lineno: int
+    message: str
+
+
+@dataclass(frozen=True)
+class FailureRepr:
+    """A clause failure as pytest shows it: the full text in the failures section, one line in the summary
+    (a plain string would be repeated whole in the short summary on CI)."""
+
+    text: str
+    reprcrash: CrashLine
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.text.splitlines():
+            tw.line(line)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 class ConformanceFailed(Exception):
@@ -41,10 +67,12 @@ class ConformanceItem(pytest.Item):
                 pytest.xfail(f"SHOULD {self.planned.clause} not met: {outcome.failure.message}")
             raise ConformanceFailed(outcome.failure)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ConformanceFailed):
-            return format_failure(excinfo.value.failure, self.planned.level, self.adapter_name)
-        return super().repr_failure(excinfo)  # type: ignore[return-value]
+            failure = excinfo.value.failure
+            text = format_failure(failure, self.planned.level, self.adapter_name)
+            return FailureRepr(text, CrashLine(str(self.path), 0, f"{failure.clause}: {failure.message}"))
+        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.planned.level} {self.name}"
