@@ -134,3 +134,12 @@ def test_registry_is_well_formed() -> None:
         planned = {(p.clause, p.scenario.id) for p in plan_suite(broken.spec) if p.skip_reason is None}
         unplanned = [s for s in broken.scenarios if (broken.caught_by, s) not in planned]
         assert not unplanned, f"{broken.name}: {broken.caught_by} is not run on {unplanned}"
+
+
+def test_every_registered_check_is_tripped_by_some_broken_adapter() -> None:
+    """A check that no broken adapter trips proves nothing: each one must have a caught adapter here."""
+    from helix_conformance.checks.registry import load_all_checks
+
+    caught = {b.caught_by for b in BROKEN_ADAPTERS if b.harness_gap is None}
+    untripped = sorted(set(load_all_checks()) - caught)
+    assert not untripped, f"checks no broken adapter trips: {untripped}"
