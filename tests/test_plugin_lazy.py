@@ -5,7 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("pydantic", "httpx", "httpx2", "jsonschema", "yaml", "helix_conformance.contract", "helix_conformance.checks")
+HEAVY = (
+    "pydantic",
+    "httpx",
+    "httpx2",
+    "jsonschema",
+    "yaml",
+    "helix_conformance.contract",
+    "helix_conformance.checks",
+)
 
 
 def test_plugin_module_imports_nothing_heavy() -> None:
