@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 
 from reference_adapters._sse import SSEDecoder, SSEEvent, aiter_sse
 
-RECORDING = Path("/work/shared/recordings/openai/test_run_stream_sync_streams_real_model.yaml")
+RECORDING = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "recordings"
+    / "openai"
+    / "test_run_stream_sync_streams_real_model.yaml"
+)
+"""A live recording beside the project (the shared folder); the bundled cassettes are tested whatever."""
+BUNDLED = Path(__file__).resolve().parents[1] / "cassettes" / "openai-chat"
 
 
 def parse_whole(data: bytes) -> list[SSEEvent]:
@@ -46,6 +54,15 @@ def openai_recorded_body() -> bytes:
     if body is None:
         pytest.skip(f"recording not available: {RECORDING}")
     return body
+
+
+def test_every_bundled_cassette_body_parses_the_same_however_it_is_split() -> None:
+    for path in sorted(BUNDLED.glob("*.yaml")):
+        cassette = yaml.safe_load(path.read_text(encoding="utf-8"))
+        body = str(cassette["interactions"][0]["response"]["body"]["string"]).encode("utf-8")
+        whole = parse_whole(body)
+        assert whole, path.name
+        assert parse_chunked(body, list(range(1, len(body)))) == whole, path.name
 
 
 SYNTHETIC_BODIES = {
