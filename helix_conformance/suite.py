@@ -5,10 +5,9 @@ No pytest here: the plugin turns the plan into items, and ``run_conformance`` ca
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from .checks.context import CheckContext, HarnessSettings, ScenarioSession
 from .checks.registry import Check, CheckFailed, Failure, NotApplicable, load_all_checks
@@ -153,10 +152,7 @@ class SuiteRunner:
 
 
 def _no_result(session: ScenarioSession) -> str | None:
-    try:
-        run = session.run()
-    except CassetteError:
-        raise
+    run = session.run()
     if run.setup_error:
         return f"no result to judge: {run.setup_error}"
     if run.timed_out:
@@ -175,16 +171,3 @@ def _failure(item: PlannedCheck, message: str) -> Failure:
     return Failure(
         item.clause, item.scenario.id, item.profile, message, hint=get_clause(item.clause).common_mistakes
     )
-
-
-def iter_plan_by_scenario(planned: list[PlannedCheck]) -> Iterator[tuple[str, list[PlannedCheck]]]:
-    order: dict[str, list[PlannedCheck]] = {}
-    for item in planned:
-        order.setdefault(item.scenario.id, []).append(item)
-    yield from order.items()
-
-
-def describe(result: Any) -> str:
-    from .checks.common import short
-
-    return short(result)

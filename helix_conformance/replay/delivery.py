@@ -2,7 +2,7 @@
 
 vcrpy hands a streamed body over in one piece; real networks do not. The default plan sends one SSE event
 per chunk with a yield to the event loop between chunks, so incremental callbacks can be observed (STR-02);
-``SplitPlan`` cuts at arbitrary byte offsets (Hypothesis, STR-10); ``WholePlan`` is vcrpy's behaviour.
+``SplitPlan`` cuts at arbitrary byte offsets (Hypothesis, STR-10); ``MutatedPlan`` truncates and corrupts (NT-02).
 """
 
 from __future__ import annotations
@@ -39,16 +39,6 @@ class SplitPlan:
 
 
 @dataclass(frozen=True)
-class WholePlan:
-    """The whole body in one chunk."""
-
-    yield_between: bool = False
-
-    def chunks(self, body: bytes, split_events: EventSplitter) -> list[bytes]:
-        return [body]
-
-
-@dataclass(frozen=True)
 class MutatedPlan:
     """NT-02: the body truncated at ``truncate_at`` with bytes overwritten at ``flips``, one event per chunk."""
 
@@ -64,7 +54,7 @@ class MutatedPlan:
         return split_events(bytes(mutated)) or [b""]
 
 
-DeliveryPlan = EventPlan | SplitPlan | WholePlan | MutatedPlan
+DeliveryPlan = EventPlan | SplitPlan | MutatedPlan
 
 
 def event_boundaries(body: bytes, split_events: EventSplitter) -> list[int]:

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from ..profiles.base import WireProfile
 from ..scenarios import get_scenario
 from ..scenarios.model import Fault, HttpError, Raw, Reuse, Scenario, Stream, StreamError
-from .cassette import Cassette, CassetteError, load_cassette
+from .cassette import Cassette, CassetteError, Interaction, load_cassette
 
 
 @dataclass(frozen=True)
@@ -105,10 +105,9 @@ def build_interactions(
     return out
 
 
-def _from_recorded(recorded: object, source: str, fault: Fault | None, optional: bool) -> ReplayInteraction:
-    from .cassette import Interaction
-
-    assert isinstance(recorded, Interaction)
+def _from_recorded(
+    recorded: Interaction, source: str, fault: Fault | None, optional: bool
+) -> ReplayInteraction:
     headers = {k: v for k, v in recorded.headers.items() if k not in _HOP_HEADERS}
     return ReplayInteraction(
         recorded.method, recorded.path, recorded.status, headers, recorded.body, fault, optional, source

@@ -64,10 +64,6 @@ class ScenarioRun:
     def result(self) -> Any:
         return self.results[0] if self.results else None
 
-    @property
-    def completed(self) -> bool:
-        return bool(self.results) and self.raised is None and not self.timed_out and self.setup_error is None
-
 
 def snapshot_input(step_input: LLMGenerateInput) -> Any:
     """A deep, comparable picture of the input, to detect mutation (MSG-07)."""
