@@ -1,4 +1,4 @@
-"""The bundled cassettes: authored, exact OpenAI wire format (validated by the SDK), and never stale."""
+"""The bundled cassettes: authored, each provider's exact wire format (validated by its SDK), never stale."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ import pytest
 import yaml
 
 from helix_conformance.authoring import main as authoring_main
-from helix_conformance.profiles import get_profile
+from helix_conformance.profiles import KNOWN_PROFILES, get_profile
 from helix_conformance.replay.cassette import CassetteError, load_cassette
 from helix_conformance.scenarios import scenarios_for
 
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = sorted((ROOT / "cassettes" / "openai-chat").glob("*.yaml"))
+ALL_CASSETTES = sorted((ROOT / "cassettes").glob("*/*.yaml"))
+SDK_OF = {"openai-chat": "openai", "anthropic-messages": "anthropic"}
 SHARED_RECORDING = (
     ROOT.parent / "shared" / "recordings" / "openai" / "test_run_stream_sync_streams_real_model.yaml"
 )
@@ -32,26 +34,28 @@ LIVE_CHUNK_KEYS = [
 
 
 def _events(path: Path) -> list[bytes]:
-    profile = get_profile("openai-chat")
+    profile = get_profile(path.parent.name)
     return [e for i in load_cassette(path).interactions for e in profile.split_events(i.body)]
 
 
-def test_every_scenario_with_a_recorded_stream_has_a_cassette_and_no_orphans() -> None:
-    wanted = {s.id for s in scenarios_for("openai-chat") if s.recorded_exchanges}
-    assert {p.stem for p in CASSETTES} == wanted
+@pytest.mark.parametrize("profile", KNOWN_PROFILES)
+def test_every_scenario_with_a_recorded_stream_has_a_cassette_and_no_orphans(profile: str) -> None:
+    wanted = {s.id for s in scenarios_for(profile) if s.recorded_exchanges}
+    assert {p.stem for p in (ROOT / "cassettes" / profile).glob("*.yaml")} == wanted
 
 
-@pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.stem)
-def test_cassette_is_authored_and_every_event_validates_against_the_openai_sdk(path: Path) -> None:
-    pytest.importorskip("openai")
+@pytest.mark.parametrize("path", ALL_CASSETTES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_cassette_is_authored_and_every_event_validates_against_the_sdk(path: Path) -> None:
+    pytest.importorskip(SDK_OF[path.parent.name])
     cassette = load_cassette(path)
     assert cassette.provenance["kind"] == "authored"
     assert cassette.provenance["scenario"] == path.stem
-    profile = get_profile("openai-chat")
+    assert cassette.provenance["profile"] == path.parent.name
+    profile = get_profile(path.parent.name)
     events = _events(path)
     assert events
     for event in events:
-        profile.validate_event(event)  # raises on any departure from ChatCompletionChunk
+        profile.validate_event(event)  # raises on any departure from the SDK's stream event types
 
 
 def test_authored_chunks_have_the_live_field_order() -> None:
@@ -103,7 +107,7 @@ def test_cassettes_stay_loadable_by_vcrpy() -> None:
     """Our provenance block is an extra top-level key; vcrpy (and pytest-recording) must still read the files."""
     serialize = pytest.importorskip("vcr.serialize")
     yamlserializer = pytest.importorskip("vcr.serializers.yamlserializer")
-    for path in CASSETTES:
+    for path in ALL_CASSETTES:
         requests, responses = serialize.deserialize(path.read_text(encoding="utf-8"), yamlserializer)
         assert len(requests) == len(responses) >= 1
         assert responses[0]["status"]["code"] == 200

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..contract import AdapterSpec, StepResult
+from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..profiles.base import DecodedRequest, WireProfile
 from ..replay.interactions import CassetteCache, ReplayInteraction, build_interactions
 from ..replay.runner import RunOptions, ScenarioRun, run_scenario
@@ -89,3 +89,10 @@ class CheckContext:
 
     def requests(self) -> list[DecodedRequest]:
         return self.session.decoded_requests()
+
+    def expected_tool_calls(self) -> list[ParsedToolCall]:
+        """The scenario's expected tool calls, with the ids the profile's authored stream carries."""
+        return [
+            c.model_copy(update={"id": self.profile.response_tool_call_id(c.id)}) if c.id else c
+            for c in self.scenario.expect.tool_calls
+        ]

@@ -119,6 +119,6 @@ def fail(
 
 def load_all_checks() -> dict[str, Check]:
     """Import every check module (each registers its clauses) and return the registry."""
-    from . import errors, harness, requests, results, streaming  # noqa: F401
+    from . import errors, harness, requests, results, streaming, thinking  # noqa: F401
 
     return REGISTRY

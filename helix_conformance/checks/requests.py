@@ -44,9 +44,13 @@ def _having(*kinds: type) -> Any:
     return lambda s, p: sends_request(s, p) and any(isinstance(m, kinds) for m in s.messages)
 
 
+def _expected_history(ctx: CheckContext) -> list[Any]:
+    return ctx.profile.expected_history(ctx.scenario.messages)
+
+
 def _messages_of(ctx: CheckContext, kind: type) -> tuple[list[Any], list[Any]]:
     sent = [_canonical(m) for m in _first_request(ctx).messages if isinstance(m, kind)]
-    given = [_canonical(m) for m in ctx.scenario.messages if isinstance(m, kind)]
+    given = [_canonical(m) for m in _expected_history(ctx) if isinstance(m, kind)]
     return given, sent
 
 
@@ -98,12 +102,16 @@ def tool_results_linked_by_id(ctx: CheckContext) -> None:
             expected=given,
             actual=sent,
         )
+    breaches = _first_request(ctx).violations_of("MSG-04")
+    if breaches:
+        fail(ctx, "tool results are not laid out the way the provider requires", actual=breaches)
 
 
 @check("MSG-05", applies=lambda s, p: sends_request(s, p) and len(s.messages) >= 2)
 def order_preserved_nothing_dropped(ctx: CheckContext) -> None:
-    given = [_canonical(m) for m in ctx.scenario.messages]
-    sent = [_canonical(m) for m in _first_request(ctx).messages]
+    given = [_canonical(m) for m in _expected_history(ctx)]
+    request = _first_request(ctx)
+    sent = [_canonical(m) for m in request.messages]
     if given != sent:
         fail(
             ctx,
@@ -111,6 +119,9 @@ def order_preserved_nothing_dropped(ctx: CheckContext) -> None:
             expected=given,
             actual=sent,
         )
+    breaches = request.violations_of("MSG-05")
+    if breaches:
+        fail(ctx, "the turns break the provider's role alternation (merge same-role turns)", actual=breaches)
 
 
 @check(
@@ -141,6 +152,11 @@ def input_not_mutated(ctx: CheckContext) -> None:
 @check("MSG-09", applies=sends_request)
 def request_matches_the_provider_format(ctx: CheckContext) -> None:
     problems = [p for r in ctx.requests() for p in r.problems]
+    problems += [
+        f"header: {p}"
+        for sent in ctx.main.trace.requests[:1]
+        for p in ctx.profile.request_header_problems(sent.headers)
+    ]
     if problems:
         fail(ctx, "the request body departs from the provider's request format", actual=problems)
 
@@ -234,7 +250,7 @@ def generation_parameters_reach_the_request(ctx: CheckContext) -> None:
     config = ctx.scenario.llm_config(ctx.spec.model).model_dump()
     for name in sorted(ctx.profile.supported_config):
         value = config.get(name)
-        if value is None and name in request.config:
+        if value is None and name in request.config and name not in ctx.profile.required_config:
             fail(
                 ctx,
                 f"{name} is unset but the request sets it",
@@ -310,3 +326,29 @@ def prompt_cache_key_derived_from_the_session(ctx: CheckContext) -> None:
             expected="a different key for another agent id",
             actual=other_session[0],
         )
+
+
+@check(
+    "CACHE-02",
+    applies=lambda s, p: named("caching_auto")(s, p) and on_profiles("anthropic-messages")(s, p),
+    requires=("caching",),
+)
+def cache_breakpoints_on_system_last_tool_and_last_message(ctx: CheckContext) -> None:
+    cache = _first_request(ctx).cache
+    breakpoints = cache.get("breakpoints") or []
+    if not breakpoints:
+        fail(
+            ctx,
+            "with caching='auto' cache_control breakpoints must be sent",
+            expected="cache_control on the system prompt, the last tool and the last message",
+            actual="no cache_control anywhere",
+        )
+    if cache.get("unmarked"):
+        fail(
+            ctx,
+            "with caching='auto' the system prompt, the last tool and the last message each need a breakpoint",
+            expected="a breakpoint on each",
+            actual={"missing": cache["unmarked"], "sent": breakpoints},
+        )
+    if len(breakpoints) > 4:
+        fail(ctx, "the provider accepts at most 4 cache breakpoints", expected="<= 4", actual=breakpoints)

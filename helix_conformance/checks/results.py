@@ -80,7 +80,7 @@ def tool_call_ids_present_unique_and_the_providers(ctx: CheckContext) -> None:
     ids = [c.id for c in calls]
     if any(not i for i in ids) or len(set(ids)) != len(ids):
         fail(ctx, "every tool call needs a non-empty id, unique within the step", actual=ids)
-    provider_ids = [c.id for c in ctx.scenario.expect.tool_calls]
+    provider_ids = [c.id for c in ctx.expected_tool_calls()]
     if all(provider_ids) and ids != provider_ids:
         fail(ctx, "tool call ids must be the provider's ids", expected=provider_ids, actual=ids)
 
@@ -127,7 +127,7 @@ def empty_arguments_parse_to_empty_object(ctx: CheckContext) -> None:
 def parallel_tool_calls_all_returned_in_order(ctx: CheckContext) -> None:
     calls = _calls(ctx).tool_calls
     got = [(c.id, c.name, c.arguments) for c in calls]
-    want = [(c.id, c.name, c.arguments) for c in ctx.scenario.expect.tool_calls]
+    want = [(c.id, c.name, c.arguments) for c in ctx.expected_tool_calls()]
     if len(got) != len(want) or not json_equal(got, want):
         fail(
             ctx,

@@ -10,10 +10,13 @@ from ._model import ContractModel
 
 
 class ThinkingContent(ContractModel):
-    """Reasoning text of a step. ``signature`` carries the provider's opaque proof where it has one (MSG-08)."""
+    """Reasoning text of a step, with what the provider needs to accept it back in the history (MSG-08)."""
 
     content: str
     signature: str | None = None
+    """The provider's opaque proof of the reasoning (Anthropic ``signature``, Gemini ``thoughtSignature``)."""
+    redacted: list[str] = Field(default_factory=list)
+    """Opaque reasoning the provider returned encrypted (Anthropic ``redacted_thinking`` data), kept verbatim."""
 
 
 class ToolCallInfo(ContractModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .base import DecodedRequest, DecodedTool, WireProfile
 
-KNOWN_PROFILES = ("openai-chat",)
+KNOWN_PROFILES = ("openai-chat", "anthropic-messages")
 
 
 def get_profile(name: str) -> WireProfile:
@@ -12,6 +12,10 @@ def get_profile(name: str) -> WireProfile:
         from .openai_chat import PROFILE
 
         return PROFILE
+    if name == "anthropic-messages":
+        from .anthropic_messages import PROFILE as ANTHROPIC
+
+        return ANTHROPIC
     raise KeyError(
         f"unknown wire profile {name!r}; known: {', '.join(KNOWN_PROFILES)} "
         "(an adapter for another protocol can use wire_profile='custom' with its own cassette_dir)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,12 @@ class DecodedRequest:
     """Ways the body departs from the provider's request format (MSG-09) or could not be decoded."""
     empty_text: list[str] = field(default_factory=list)
     """Empty text sent where the provider rejects it (MSG-06)."""
+    violations: list[tuple[str, str]] = field(default_factory=list)
+    """(clause id, problem): structural breaches the canonical messages cannot show, e.g. Anthropic tool
+    results split across user turns (MSG-04) or two user turns in a row (MSG-05)."""
+
+    def violations_of(self, clause: str) -> list[str]:
+        return [problem for clause_id, problem in self.violations if clause_id == clause]
 
 
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
@@ -72,6 +79,10 @@ class WireProfile(ABC):
     secret_headers: tuple[str, ...] = ()
     supported_config: frozenset[str] = frozenset()
     """Canonical config fields this provider has a request field for (CFG-01)."""
+    required_config: frozenset[str] = frozenset()
+    """Config fields the provider requires, so an adapter sends a default when unset (Anthropic max_tokens)."""
+    round_trips_thinking: bool = False
+    """Whether the provider needs reasoning sent back with its signature (MSG-08)."""
     stream_content_type: str = "text/event-stream"
     replays: bool = True
     """False for the scripted profile: the adapter makes no HTTP requests at all."""
@@ -106,6 +117,18 @@ class WireProfile(ABC):
     @abstractmethod
     def tool_problems(self, tool: DecodedTool) -> list[str]:
         """Provider restrictions a sent tool violates (TOOL-03)."""
+
+    def expected_history(self, messages: Sequence[Message]) -> list[Message]:
+        """The canonical messages a conforming request carries; providers that reject empty turns drop them."""
+        return list(messages)
+
+    def response_tool_call_id(self, neutral_id: str) -> str:
+        """The tool-call id the authored stream carries for a scenario's neutral id (provider id style)."""
+        return neutral_id
+
+    def request_header_problems(self, headers: Mapping[str, str]) -> list[str]:
+        """Required request headers that are missing or wrong (MSG-09); ``headers`` have lower-case names."""
+        return []
 
     def runs_scenario(self, scenario: Scenario) -> bool:
         """Whether the suite runs this scenario under this profile at all (the scripted profile narrows it)."""

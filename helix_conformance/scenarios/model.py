@@ -26,9 +26,17 @@ class Text:
 
 @dataclass(frozen=True)
 class Thinking:
-    """Reasoning text, split into deltas."""
+    """Reasoning text, split into deltas; ``signature`` is the provider's opaque proof, where it sends one."""
 
     chunks: tuple[str, ...]
+    signature: str | None = None
+
+
+@dataclass(frozen=True)
+class RedactedThinking:
+    """Reasoning the provider returns encrypted (Anthropic ``redacted_thinking``): opaque, no deltas."""
+
+    data: str
 
 
 @dataclass(frozen=True)
@@ -47,7 +55,7 @@ class ToolCall:
     arguments: tuple[str, ...]
 
 
-Part = Text | Thinking | Refusal | ToolCall
+Part = Text | Thinking | RedactedThinking | Refusal | ToolCall
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,8 @@ class Finish:
     reason: StopReason
     wire: tuple[tuple[str, str], ...] = ()
     """(profile, provider value) overrides, e.g. (("openai-chat", "function_call"),)."""
+    sequence: str | None = None
+    """The stop sequence that matched, for providers that report it (Anthropic ``stop_sequence``)."""
 
     def wire_value(self, profile: str) -> str | None:
         return dict(self.wire).get(profile)
@@ -70,7 +80,8 @@ class Stream:
     finish: Finish | None
     quirks: frozenset[str] = frozenset()
     """Profile-interpreted wire oddities: ``empty_chunk_first`` (a chunk with no choices before the content),
-    ``unknown_fields`` (fields and event types the adapter has never seen; RES-12)."""
+    ``unknown_fields`` (fields the adapter has never seen; RES-12), ``unknown_events`` (event and content-block
+    types the adapter has never seen; RES-12)."""
 
 
 @dataclass(frozen=True)

@@ -2,25 +2,45 @@
 
 from __future__ import annotations
 
-from ..contract import AssistantMessage, SystemMessage, ToolCallInfo, ToolMessage, UserMessage
+from ..contract import (
+    AssistantMessage,
+    SystemMessage,
+    ThinkingContent,
+    ToolCallInfo,
+    ToolMessage,
+    UserMessage,
+)
 from .fixtures import (
     FINISH,
     FINISH_LOOKALIKE,
     GET_TIME,
     GET_WEATHER,
     LOOKUP_ORDER_STRICT,
+    REDACTED,
     SEARCH_DOCS,
+    SIGNATURES,
     WEATHER_QUESTION,
     call,
 )
-from .model import Exchange, Expected, Finish, Refusal, Scenario, Stream, Text, Thinking, ToolCall
+from .model import (
+    Exchange,
+    Expected,
+    Finish,
+    RedactedThinking,
+    Refusal,
+    Scenario,
+    Stream,
+    Text,
+    Thinking,
+    ToolCall,
+)
 
 END = Finish("end_turn")
 TOOL_USE = Finish("tool_use")
 
 
 def _stream(
-    *parts: Text | Thinking | Refusal | ToolCall, finish: Finish = END, **kw: object
+    *parts: Text | Thinking | RedactedThinking | Refusal | ToolCall, finish: Finish = END, **kw: object
 ) -> tuple[Exchange]:
     return (Exchange(Stream(parts=parts, finish=finish, **kw)),)  # type: ignore[arg-type]
 
@@ -47,9 +67,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="text_quirks",
-        description="Chunks the adapter has never seen: an empty first chunk, unknown fields (RES-12).",
+        description="Events the adapter has never seen: an empty first chunk, unknown fields and event types "
+        "(RES-12).",
         messages=(UserMessage(content="Say ok."),),
-        exchanges=_stream(Text(("O", "k.")), quirks=frozenset({"empty_chunk_first", "unknown_fields"})),
+        exchanges=_stream(
+            Text(("O", "k.")), quirks=frozenset({"empty_chunk_first", "unknown_fields", "unknown_events"})
+        ),
         expect=Expected("text", "end_turn", content="Ok."),
     ),
     Scenario(
@@ -222,6 +245,28 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=Expected("text", "end_turn", content="Paris: 18°C and sunny. London: 12°C with rain."),
     ),
     Scenario(
+        id="tool_result_then_user",
+        description="A tool result followed by a new user message: one user turn where alternation is strict.",
+        messages=(
+            WEATHER_QUESTION,
+            AssistantMessage(
+                content="Let me check.",
+                tool_calls=[
+                    ToolCallInfo(
+                        id="call_Tr5uS6eR7tH8eN9uS0eR1aBc", name="get_weather", arguments={"city": "Paris"}
+                    )
+                ],
+            ),
+            ToolMessage(
+                tool_call_id="call_Tr5uS6eR7tH8eN9uS0eR1aBc", tool_name="get_weather", content="18°C"
+            ),
+            UserMessage(content="And in Fahrenheit?"),
+        ),
+        tools=(GET_WEATHER,),
+        exchanges=_stream(Text(("That is", " about 64°F."))),
+        expect=Expected("text", "end_turn", content="That is about 64°F."),
+    ),
+    Scenario(
         id="tool_schemas",
         description="Nested pydantic models, enums, optionals, arrays, $defs, a no-argument and a strict tool.",
         messages=(UserMessage(content="Find my last order."),),
@@ -284,7 +329,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         description="Reasoning streamed before the answer: returned in `thinking`, streamed via on_thinking.",
         messages=(UserMessage(content="What is 17 * 3?"),),
         exchanges=_stream(
-            Thinking(("The user wants", " 17 times 3.", " 17*3 = 51.")),
+            Thinking(("The user wants", " 17 times 3.", " 17*3 = 51."), SIGNATURES["thinking_text"]),
             Text(("17 × 3", " = 51.")),
         ),
         expect=Expected(
@@ -298,7 +343,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=(WEATHER_QUESTION,),
         tools=(GET_WEATHER,),
         exchanges=_stream(
-            Thinking(("I should", " call get_weather.")),
+            Thinking(("I should", " call get_weather."), SIGNATURES["thinking_tool_call"]),
             ToolCall("call_Th1nK2iN3gT4oO5lC6aL7lX", "get_weather", ('{"city": "Paris"}',)),
             finish=TOOL_USE,
         ),
@@ -316,7 +361,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=(UserMessage(content="Capital of France? Answer with the schema."),),
         tools=(FINISH,),
         exchanges=_stream(
-            Thinking(("Paris is", " the capital.")),
+            Thinking(("Paris is", " the capital."), SIGNATURES["thinking_finish_tool"]),
             ToolCall(
                 "call_Fn5tH6iN7kI8nG9aB0cD1eF", "__finish__", ('{"answer": "Paris", "confidence": 0.9}',)
             ),
@@ -329,6 +374,47 @@ SCENARIOS: tuple[Scenario, ...] = (
             output={"answer": "Paris", "confidence": 0.9},
         ),
         requires=frozenset({"thinking"}),
+    ),
+    Scenario(
+        id="thinking_redacted",
+        description="Encrypted reasoning (redacted_thinking) beside visible thinking: kept, never shown as text.",
+        messages=(UserMessage(content="What is 6 * 7?"),),
+        exchanges=_stream(
+            RedactedThinking(REDACTED[0]),
+            Thinking(("Six times seven", " is 42."), SIGNATURES["thinking_redacted"]),
+            Text(("42.",)),
+        ),
+        expect=Expected("text", "end_turn", content="42.", thinking="Six times seven is 42."),
+        requires=frozenset({"thinking"}),
+        profiles=frozenset({"anthropic-messages"}),
+    ),
+    Scenario(
+        id="thinking_history",
+        description="A history whose tool-calling turn carries signed and redacted reasoning: sent back unchanged.",
+        messages=(
+            WEATHER_QUESTION,
+            AssistantMessage(
+                content="",
+                thinking=ThinkingContent(
+                    content="I should call get_weather for Paris.",
+                    signature=SIGNATURES["thinking_history"],
+                    redacted=[REDACTED[1]],
+                ),
+                tool_calls=[
+                    ToolCallInfo(
+                        id="call_Hi5sT6oR7yT8hI9nK0iN1gAb", name="get_weather", arguments={"city": "Paris"}
+                    )
+                ],
+            ),
+            ToolMessage(
+                tool_call_id="call_Hi5sT6oR7yT8hI9nK0iN1gAb", tool_name="get_weather", content="18°C, sunny"
+            ),
+        ),
+        tools=(GET_WEATHER,),
+        exchanges=_stream(Text(("It is 18°C", " and sunny in Paris."))),
+        expect=Expected("text", "end_turn", content="It is 18°C and sunny in Paris."),
+        requires=frozenset({"thinking"}),
+        profiles=frozenset({"anthropic-messages"}),
     ),
     Scenario(
         id="stop_max_tokens",
@@ -344,6 +430,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=(UserMessage(content="Tell me something."),),
         exchanges=_stream(Text(("I was", " going to")), finish=Finish("content_filter")),
         expect=Expected("text", "content_filter", content="I was going to"),
+        profiles=frozenset({"openai-chat", "gemini"}),  # Anthropic has no content-filter stop (STOP-01)
     ),
     Scenario(
         id="stop_refusal",
@@ -352,13 +439,44 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=_stream(Refusal(("I can't help", " with that.")), finish=END),
         expect=Expected("text", "refusal"),
         should=frozenset({"STOP-01", "STOP-02"}),
+        profiles=frozenset({"openai-chat"}),
+    ),
+    Scenario(
+        id="stop_refusal_no_content",
+        description="The model refuses with stop_reason refusal and not a single content block.",
+        messages=(UserMessage(content="Help me do something harmful."),),
+        exchanges=_stream(finish=Finish("refusal")),
+        expect=Expected("text", "refusal"),
+        profiles=frozenset({"anthropic-messages"}),
+    ),
+    Scenario(
+        id="stop_context_window",
+        description="Output stopped because the context window filled up: max_tokens, like the token limit.",
+        messages=(UserMessage(content="Keep going."),),
+        exchanges=_stream(
+            Text(("And so", " it continued")),
+            finish=Finish("max_tokens", wire=(("anthropic-messages", "model_context_window_exceeded"),)),
+        ),
+        expect=Expected("text", "max_tokens", content="And so it continued"),
+        profiles=frozenset({"anthropic-messages"}),
+    ),
+    Scenario(
+        id="stop_pause_turn",
+        description="A long server-side turn paused by the provider (pause_turn) is a natural end.",
+        messages=(UserMessage(content="Research this thoroughly."),),
+        exchanges=_stream(
+            Text(("Searching",)), finish=Finish("end_turn", wire=(("anthropic-messages", "pause_turn"),))
+        ),
+        expect=Expected("text", "end_turn", content="Searching"),
+        should=frozenset({"STOP-01"}),
+        profiles=frozenset({"anthropic-messages"}),
     ),
     Scenario(
         id="stop_sequence",
         description="Generation ended on a configured stop sequence.",
         messages=(UserMessage(content="Count to ten."),),
         config={"stop_sequences": ["5"]},
-        exchanges=_stream(Text(("1, 2,", " 3, 4, ")), finish=Finish("stop_sequence")),
+        exchanges=_stream(Text(("1, 2,", " 3, 4, ")), finish=Finish("stop_sequence", sequence="5")),
         expect=Expected(
             "text", "stop_sequence", content="1, 2, 3, 4, ", stop_by_profile=(("openai-chat", "end_turn"),)
         ),
@@ -384,7 +502,10 @@ SCENARIOS: tuple[Scenario, ...] = (
         description="A finish reason the adapter has never seen maps to unknown; the string never leaks.",
         messages=(UserMessage(content="Say hi."),),
         exchanges=_stream(
-            Text(("Hi",)), finish=Finish("unknown", wire=(("openai-chat", "eos_interrupted"),))
+            Text(("Hi",)),
+            finish=Finish(
+                "unknown", wire=(("openai-chat", "eos_interrupted"), ("anthropic-messages", "compaction"))
+            ),
         ),
         expect=Expected("text", "unknown", content="Hi"),
     ),

@@ -1,0 +1,77 @@
+"""MSG-08: reasoning the provider needs back (Anthropic signatures and redacted blocks) survives the round trip.
+
+Two halves under one clause: a streamed thinking block's signature and redacted data are kept on the result
+(or the adapter could never send them back), and thinking in the history is sent back with them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract import AssistantMessage
+from ..profiles.base import WireProfile
+from ..scenarios.model import RedactedThinking, Scenario, Thinking
+from .common import sends_request, streamed_parts
+from .context import CheckContext
+from .registry import check, fail
+
+
+def _streamed_proof(scenario: Scenario) -> tuple[str | None, list[str]]:
+    parts = streamed_parts(scenario)
+    signatures = [p.signature for p in parts if isinstance(p, Thinking) and p.signature]
+    redacted = [p.data for p in parts if isinstance(p, RedactedThinking)]
+    return (signatures[-1] if signatures else None), redacted
+
+
+def _history_thinking(scenario: Scenario) -> bool:
+    return any(isinstance(m, AssistantMessage) and m.thinking for m in scenario.messages)
+
+
+def _applies(scenario: Scenario, profile: WireProfile) -> bool:
+    if not profile.round_trips_thinking:
+        return False
+    signature, redacted = _streamed_proof(scenario)
+    streamed = scenario.expect.type != "error" and (signature is not None or bool(redacted))
+    return streamed or (_history_thinking(scenario) and sends_request(scenario, profile))
+
+
+def _proof(thinking: Any) -> dict[str, Any]:
+    return {
+        "content": getattr(thinking, "content", None),
+        "signature": getattr(thinking, "signature", None),
+        "redacted": list(getattr(thinking, "redacted", None) or []),
+    }
+
+
+@check("MSG-08", applies=_applies, requires=("thinking",))
+def thinking_round_trips_with_its_signature(ctx: CheckContext) -> None:
+    signature, redacted = _streamed_proof(ctx.scenario)
+    if ctx.scenario.expect.type != "error" and (signature is not None or redacted):
+        got = _proof(getattr(ctx.result, "thinking", None))
+        if got["signature"] != signature or got["redacted"] != redacted:
+            fail(
+                ctx,
+                "the result's thinking must keep the provider's signature and redacted blocks, "
+                "or the reasoning cannot be sent back on the next step",
+                expected={"signature": signature, "redacted": redacted},
+                actual={"signature": got["signature"], "redacted": got["redacted"]},
+            )
+    if not _history_thinking(ctx.scenario):
+        return
+    requests = ctx.requests()
+    if not requests:
+        fail(ctx, "the adapter sent no request", expected="one request", actual="none")
+    given = [
+        _proof(m.thinking)
+        for m in ctx.profile.expected_history(ctx.scenario.messages)
+        if isinstance(m, AssistantMessage)
+    ]
+    sent = [_proof(m.thinking) for m in requests[0].messages if isinstance(m, AssistantMessage)]
+    if given != sent:
+        fail(
+            ctx,
+            "thinking in the history must be sent back as the provider's reasoning blocks, signature and "
+            "redacted data unchanged",
+            expected=given,
+            actual=sent,
+        )
