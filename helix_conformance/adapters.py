@@ -13,6 +13,7 @@ from .contract.spec import AdapterSpec
 ENTRY_POINT_GROUP = "helix_conformance.adapters"
 BUILTINS: dict[str, str] = {
     "openai": "reference_adapters.openai_chat:spec",
+    "anthropic": "reference_adapters.anthropic:spec",
     "mock": "helix_conformance.testing:mock_spec",
 }
 
