@@ -250,6 +250,24 @@ def test_openai_full_suite_passes_and_writes_the_json_report(pytester: pytest.Py
     assert parallel[0]["reproduce"] == 'pytest --adapter=openai -k "openai-chat::tool_call_parallel::RES-06"'
 
 
+def test_anthropic_full_suite_passes(pytester: pytest.Pytester) -> None:
+    """The Anthropic reference adapter passes every applicable clause, the Anthropic-only ones included."""
+    result = run(pytester, "--adapter=anthropic")
+    assert result.ret == pytest.ExitCode.OK, output(result)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0, outcomes
+    assert_no_crash(result)
+    result.stdout.fnmatch_lines(
+        [
+            "helix-conformance *: adapter 'anthropic' from reference_adapters.anthropic:spec (built-in)",
+            "  wire profile anthropic-messages, *",
+            "CACHE Prompt caching * 2 * 2 * 0 *",
+            "not run (not applicable to this adapter's wire profile): STOP-03, ERR-08, CACHE-03, CACHE-04",
+            "VERDICT: PASS*",
+        ]
+    )
+
+
 def test_mock_adapter_passes(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--adapter=mock")
     assert result.ret == pytest.ExitCode.OK, output(result)
