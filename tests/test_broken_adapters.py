@@ -1,9 +1,10 @@
 """The harness catches broken adapters on the right clause, and only because of their bug.
 
 For every adapter of ``tests/broken_adapters`` the clause it breaks must fail on every scenario it lists;
-the reference adapter, and the hooked copy of it the broken adapters are built on, must pass exactly the
-same (clause, scenario) selections. Entries with a ``harness_gap`` are strict xfails: bugs the harness
-misses today, recorded so the gap is visible and the test flips once it is closed.
+the controls of its wire profile — that profile's reference adapter, and the hooked copy of it the broken
+adapters are built on — must pass exactly the same (clause, scenario) selections. Entries with a
+``harness_gap`` are strict xfails: bugs the harness misses today, recorded so the gap is visible and the
+test flips once it is closed.
 """
 
 from __future__ import annotations
@@ -13,17 +14,25 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
-from broken_adapters import BASELINE, BROKEN_ADAPTERS, FAMILIES, BrokenAdapter
+from broken_adapters import BASELINES, BROKEN_ADAPTERS, FAMILIES, BrokenAdapter
 
 from helix_conformance.clauses import CLAUSES
 from helix_conformance.contract import AdapterSpec
 from helix_conformance.scenarios import SCENARIOS, get_scenario
 from helix_conformance.suite import plan_suite
 from helix_conformance.testing import run_conformance
-from reference_adapters.openai_chat import spec as reference_spec
+from reference_adapters.anthropic import spec as anthropic_reference_spec
+from reference_adapters.openai_chat import spec as openai_reference_spec
 
 TIMEOUT = 3.0
 EXAMPLES = 3
+
+REFERENCES: dict[str, AdapterSpec] = {
+    spec.wire_profile: spec for spec in (openai_reference_spec, anthropic_reference_spec)
+}
+"""The reference adapter of each wire profile: with ``BASELINES``, the controls of that profile's selections."""
+MINIMUM_ADAPTERS = {"openai-chat": 30, "anthropic-messages": 20}
+"""How many broken adapters each wire profile's library must hold at least."""
 
 
 @pytest.fixture(autouse=True)
@@ -93,20 +102,27 @@ def test_broken_adapter_fails_its_clause(broken: BrokenAdapter) -> None:
     )
 
 
-def _selections() -> list[tuple[str, tuple[str, ...]]]:
-    """Every (clause, scenarios) selection of the registry, merged per clause."""
-    by_clause: dict[str, list[str]] = {}
+def _selections() -> list[tuple[str, str, tuple[str, ...]]]:
+    """Every (profile, clause, scenarios) selection of the registry, merged per wire profile and clause."""
+    by_key: dict[tuple[str, str], list[str]] = {}
     for broken in BROKEN_ADAPTERS:
-        wanted = by_clause.setdefault(broken.caught_by, [])
+        wanted = by_key.setdefault((broken.profile, broken.caught_by), [])
         wanted.extend(s for s in broken.scenarios if s not in wanted)
-    return sorted((clause, tuple(scenarios)) for clause, scenarios in by_clause.items())
+    return sorted((profile, clause, tuple(scenarios)) for (profile, clause), scenarios in by_key.items())
 
 
-@pytest.mark.parametrize(("clause", "scenarios"), _selections(), ids=[c for c, _ in _selections()])
-@pytest.mark.parametrize("control", [reference_spec, BASELINE.spec], ids=["reference", "hooked_baseline"])
+def _control(kind: str, profile: str) -> AdapterSpec:
+    return REFERENCES[profile] if kind == "reference" else BASELINES[profile].spec
+
+
+@pytest.mark.parametrize(
+    ("profile", "clause", "scenarios"), _selections(), ids=[f"{p}:{c}" for p, c, _ in _selections()]
+)
+@pytest.mark.parametrize("kind", ["reference", "hooked_baseline"])
 def test_controls_pass_the_same_selections(
-    control: AdapterSpec, clause: str, scenarios: tuple[str, ...]
+    kind: str, profile: str, clause: str, scenarios: tuple[str, ...]
 ) -> None:
+    control = _control(kind, profile)
     outcomes = _outcomes(control, clause, scenarios)
     wrong = [s for s in scenarios if outcomes.get(s, {}).get("outcome") != "passed"]
     assert not wrong, f"{control.name} does not pass {clause} on {wrong}:\n" + _describe(
@@ -121,11 +137,27 @@ def test_every_clause_family_is_covered_by_a_caught_adapter() -> None:
     )
 
 
+def test_every_profile_has_its_controls() -> None:
+    assert set(BASELINES) == set(REFERENCES)
+    for profile, baseline in BASELINES.items():
+        assert REFERENCES[profile].wire_profile == profile
+        assert baseline.spec.model == REFERENCES[profile].model, profile
+        assert baseline.spec.capabilities == REFERENCES[profile].capabilities, profile
+        assert baseline not in BROKEN_ADAPTERS, f"the {profile} baseline is a control, not a broken adapter"
+
+
 def test_registry_is_well_formed() -> None:
     names = [b.name for b in BROKEN_ADAPTERS]
     assert len(names) == len(set(names)), "duplicate broken adapter names"
-    assert len(BROKEN_ADAPTERS) >= 30
+    for profile, minimum in MINIMUM_ADAPTERS.items():
+        count = sum(b.profile == profile for b in BROKEN_ADAPTERS)
+        assert count >= minimum, f"{profile}: {count} broken adapters, expected at least {minimum}"
     for broken in BROKEN_ADAPTERS:
+        assert broken.profile in REFERENCES, f"{broken.name}: no controls for {broken.profile}"
+        reference = REFERENCES[broken.profile]
+        assert (broken.spec.model, broken.spec.capabilities) == (reference.model, reference.capabilities), (
+            f"{broken.name}: its spec must be built like the {broken.profile} reference's"
+        )
         assert broken.caught_by in CLAUSES, broken.name
         assert broken.scenarios, broken.name
         assert broken.description, broken.name

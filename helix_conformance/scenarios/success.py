@@ -547,12 +547,15 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="caching_auto",
-        description="caching='auto': the profile's cache markers are sent, stable across steps of a session.",
+        description="caching='auto' over a multi-turn history and two tools: the profile's cache markers are "
+        "sent where they belong, stable across steps of a session.",
         messages=(
             SystemMessage(content="You are a helpful assistant with a long, stable system prompt."),
+            UserMessage(content="Hi."),
+            AssistantMessage(content="Hi! What can I do for you?"),
             UserMessage(content="Say hello."),
         ),
-        tools=(GET_WEATHER,),
+        tools=(GET_WEATHER, GET_TIME),
         config={"caching": "auto"},
         exchanges=_stream(Text(HELLO)),
         expect=Expected("text", "end_turn", content="".join(HELLO)),

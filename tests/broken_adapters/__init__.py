@@ -1,25 +1,32 @@
 """A library of deliberately broken LLM adapters, each registered with the clause that must catch it.
 
-Every entry is a small, realistic mistake, mostly the OpenAI Chat reference adapter with one method overridden
-or its result post-processed (``_base.HookedAdapter`` exposes the reference's decisions as hooks); ``naive``
-holds from-scratch adapters whose naivety is the point. ``tests/test_broken_adapters.py`` runs each one with
-``run_conformance`` and requires its ``caught_by`` clause to fail on every listed scenario, while the
-reference adapter and the un-broken ``BASELINE`` pass the very same selections.
+Every entry is a small, realistic mistake, mostly a reference adapter with one method overridden or its
+result post-processed (``_base.HookedAdapter`` exposes the OpenAI Chat reference's decisions as hooks,
+``_anthropic_base.HookedAnthropicAdapter`` the Anthropic Messages one's); ``naive`` holds from-scratch
+adapters whose naivety is the point. ``tests/test_broken_adapters.py`` runs each one with ``run_conformance``
+and requires its ``caught_by`` clause to fail on every listed scenario, while the controls of its wire profile
+(that profile's reference adapter and its un-broken baseline, ``BASELINES``) pass the very same selections.
 
 An entry with ``harness_gap`` is a bug the harness should catch but does not (yet): its test is a strict
-xfail whose reason says what the check misses. (None is open: the five gaps found so far are fixed.)
+xfail whose reason says what the check misses. (None is open: the six gaps found so far are fixed.)
 
 Modules, by clause family: ``results`` (RES, FIN, STOP), ``streaming`` (STR), ``naive`` (STR, NT),
 ``requests`` (MSG, TOOL, CFG-01/02, CACHE), ``errors`` (ERR, CFG-03, NT, AB, HARN), ``coverage`` (the
-remaining clauses, so that every registered check is tripped by at least one adapter).
+remaining clauses, so that every registered check is tripped by at least one adapter) — all OpenAI Chat —
+and ``anthropic_requests`` (MSG, TOOL, CACHE) and ``anthropic_responses`` (MSG-08, STOP, RES, STR, ERR) for
+Anthropic Messages, in every family where that API has its own rules.
 """
 
 from __future__ import annotations
 
-from . import coverage, errors, naive, requests, results, streaming
+from . import anthropic_requests, anthropic_responses, coverage, errors, naive, requests, results, streaming
+from ._anthropic_base import ANTHROPIC_BASELINE
 from ._base import BASELINE, BrokenAdapter
 
-__all__ = ["BASELINE", "BROKEN_ADAPTERS", "FAMILIES", "BrokenAdapter"]
+__all__ = ["ANTHROPIC_BASELINE", "BASELINE", "BASELINES", "BROKEN_ADAPTERS", "FAMILIES", "BrokenAdapter"]
+
+BASELINES: dict[str, BrokenAdapter] = {b.profile: b for b in (BASELINE, ANTHROPIC_BASELINE)}
+"""The un-broken hooked adapter of each wire profile, by profile: a control for that profile's selections."""
 
 FAMILIES: tuple[str, ...] = (
     "RES",
@@ -44,4 +51,6 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *requests.ADAPTERS,
     *errors.ADAPTERS,
     *coverage.ADAPTERS,
+    *anthropic_requests.ADAPTERS,
+    *anthropic_responses.ADAPTERS,
 ]

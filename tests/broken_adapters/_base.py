@@ -83,6 +83,11 @@ class BrokenAdapter:
     harness_gap: str | None = None
     """Set when the harness does NOT catch this bug: the test is then a strict xfail with this reason."""
 
+    @property
+    def profile(self) -> str:
+        """The wire profile the adapter speaks: its controls are that profile's reference and baseline."""
+        return self.spec.wire_profile
+
 
 class AdapterClass(Protocol):
     """What ``broken`` builds adapters with: a class taking the reference adapter's keyword arguments."""
@@ -99,13 +104,16 @@ def broken(
     *,
     harness_gap: str | None = None,
     capabilities: frozenset[str] = REFERENCE_CAPABILITIES,
+    wire_profile: str = "openai-chat",
+    model: str = "gpt-4o-mini",
 ) -> BrokenAdapter:
-    """A registry entry whose spec builds ``adapter`` exactly as the reference spec builds the reference."""
+    """A registry entry whose spec builds ``adapter`` exactly as the reference spec builds the reference
+    (by default the OpenAI Chat one; ``_anthropic_base.broken_anthropic`` for the Messages API)."""
     spec = AdapterSpec(
         name=f"broken-{name}",
         factory=lambda ctx: adapter(api_key=ctx.api_key, base_url=ctx.base_url),
-        wire_profile="openai-chat",
-        model="gpt-4o-mini",
+        wire_profile=wire_profile,
+        model=model,
         capabilities=capabilities,
         description=description,
     )
