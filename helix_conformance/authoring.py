@@ -15,7 +15,11 @@ from .replay.cassette import dump_cassette, interaction_dict
 from .scenarios import scenarios_for
 from .scenarios.model import Scenario, Stream, StreamError
 
-AUTHORED_MODELS = {"openai-chat": "gpt-4o-mini-2024-07-18", "anthropic-messages": "claude-haiku-4-5-20251001"}
+AUTHORED_MODELS = {
+    "openai-chat": "gpt-4o-mini-2024-07-18",
+    "anthropic-messages": "claude-haiku-4-5-20251001",
+    "gemini": "gemini-2.5-flash",
+}
 
 
 def render_cassette(profile_name: str, scenario: Scenario) -> str | None:

@@ -9,12 +9,18 @@ from helix_conformance.profiles import KNOWN_PROFILES, get_profile
 from helix_conformance.scenarios import SCENARIOS, get_scenario, scenarios_for
 from helix_conformance.scenarios.model import Reuse
 
-WITHOUT_A_CHECK = {"STOP-03", "CACHE-04", "HARN-05"}
-"""STOP-03 needs a non-streaming entry point the seed contract lacks; CACHE-04 is a Gemini clause (no Gemini
-profile yet); HARN-05 is judged once per session by the plugin, not per scenario."""
+WITHOUT_A_CHECK = {"STOP-03", "HARN-05"}
+"""STOP-03 needs a non-streaming entry point the seed contract lacks; HARN-05 is judged once per session by
+the plugin, not per scenario."""
 NOT_FOR_PROFILE = {
-    "openai-chat": {"MSG-08", "CACHE-02"},  # no reasoning round trip; Anthropic's cache breakpoints
-    "anthropic-messages": {"CACHE-03", "ERR-08"},  # OpenAI's prompt_cache_key and insufficient_quota
+    "openai-chat": {"MSG-08", "CACHE-02", "CACHE-04"},  # no reasoning round trip; others' caching rules
+    "anthropic-messages": {
+        "CACHE-03",
+        "CACHE-04",
+        "ERR-08",
+    },  # OpenAI's and Gemini's caching; insufficient_quota
+    # Gemini sends parsed argument objects only (no partial or invalid JSON to cut off or reject)
+    "gemini": {"CACHE-02", "CACHE-03", "ERR-08", "RES-10", "FIN-03"},
 }
 
 

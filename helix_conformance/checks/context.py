@@ -56,7 +56,7 @@ class ScenarioSession:
 
     def decoded_requests(self) -> list[DecodedRequest]:
         if self._decoded is None:
-            self._decoded = [self.profile.decode_request(r.body) for r in self.run().trace.requests]
+            self._decoded = [self.profile.decode_request(r.body, r.url) for r in self.run().trace.requests]
         return self._decoded
 
 

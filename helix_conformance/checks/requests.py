@@ -307,7 +307,10 @@ def no_cache_markers_by_default(ctx: CheckContext) -> None:
 )
 def prompt_cache_key_derived_from_the_session(ctx: CheckContext) -> None:
     def keys(run: ScenarioRun) -> list[Any]:
-        return [ctx.profile.decode_request(r.body).cache.get("prompt_cache_key") for r in run.trace.requests]
+        return [
+            ctx.profile.decode_request(r.body, r.url).cache.get("prompt_cache_key")
+            for r in run.trace.requests
+        ]
 
     same_session = keys(ctx.session.run(RunOptions(steps=2)))
     if len(same_session) != 2 or not same_session[0] or same_session[0] != same_session[1]:
@@ -352,3 +355,19 @@ def cache_breakpoints_on_system_last_tool_and_last_message(ctx: CheckContext) ->
         )
     if len(breakpoints) > 4:
         fail(ctx, "the provider accepts at most 4 cache breakpoints", expected="<= 4", actual=breakpoints)
+
+
+@check(
+    "CACHE-04",
+    applies=lambda s, p: named("caching_auto")(s, p) and on_profiles("gemini")(s, p),
+    requires=("caching",),
+)
+def caching_auto_changes_nothing(ctx: CheckContext) -> None:
+    request = _first_request(ctx)
+    if request.cache:
+        fail(
+            ctx,
+            "with caching='auto' the request must not change (no cachedContent that was never created)",
+            expected={},
+            actual=request.cache,
+        )

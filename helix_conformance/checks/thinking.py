@@ -35,19 +35,20 @@ def _applies(scenario: Scenario, profile: WireProfile) -> bool:
     return streamed or (_history_thinking(scenario) and sends_request(scenario, profile))
 
 
-def _proof(thinking: Any) -> dict[str, Any]:
-    return {
+def _proof(thinking: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    proof = {
         "content": getattr(thinking, "content", None),
         "signature": getattr(thinking, "signature", None),
         "redacted": list(getattr(thinking, "redacted", None) or []),
     }
+    return {name: proof[name] for name in fields}
 
 
 @check("MSG-08", applies=_applies, requires=("thinking",))
 def thinking_round_trips_with_its_signature(ctx: CheckContext) -> None:
     signature, redacted = _streamed_proof(ctx.scenario)
     if ctx.scenario.expect.type != "error" and (signature is not None or redacted):
-        got = _proof(getattr(ctx.result, "thinking", None))
+        got = _proof(getattr(ctx.result, "thinking", None), ("signature", "redacted"))
         if got["signature"] != signature or got["redacted"] != redacted:
             fail(
                 ctx,
@@ -61,12 +62,13 @@ def thinking_round_trips_with_its_signature(ctx: CheckContext) -> None:
     requests = ctx.requests()
     if not requests:
         fail(ctx, "the adapter sent no request", expected="one request", actual="none")
+    fields = ctx.profile.round_trips_thinking
     given = [
-        _proof(m.thinking)
+        _proof(m.thinking, fields)
         for m in ctx.profile.expected_history(ctx.scenario.messages)
         if isinstance(m, AssistantMessage)
     ]
-    sent = [_proof(m.thinking) for m in requests[0].messages if isinstance(m, AssistantMessage)]
+    sent = [_proof(m.thinking, fields) for m in requests[0].messages if isinstance(m, AssistantMessage)]
     if given != sent:
         fail(
             ctx,

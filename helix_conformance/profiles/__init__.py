@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .base import DecodedRequest, DecodedTool, WireProfile
 
-KNOWN_PROFILES = ("openai-chat", "anthropic-messages")
+KNOWN_PROFILES = ("openai-chat", "anthropic-messages", "gemini")
 
 
 def get_profile(name: str) -> WireProfile:
@@ -16,6 +16,10 @@ def get_profile(name: str) -> WireProfile:
         from .anthropic_messages import PROFILE as ANTHROPIC
 
         return ANTHROPIC
+    if name == "gemini":
+        from .gemini import PROFILE as GEMINI
+
+        return GEMINI
     raise KeyError(
         f"unknown wire profile {name!r}; known: {', '.join(KNOWN_PROFILES)} "
         "(an adapter for another protocol can use wire_profile='custom' with its own cassette_dir)"

@@ -245,7 +245,7 @@ class AnthropicMessagesProfile(WireProfile):
     secret_headers = ("x-api-key", "authorization", "anthropic-organization-id", "cookie")
     supported_config = frozenset({"max_output_tokens", "temperature", "top_p", "top_k", "stop_sequences"})
     required_config = frozenset({"max_output_tokens"})
-    round_trips_thinking = True
+    round_trips_thinking = ("content", "signature", "redacted")
 
     def endpoint_url(self, model: str) -> str:
         return f"{self.default_base_url}/v1/messages"
@@ -275,7 +275,7 @@ class AnthropicMessagesProfile(WireProfile):
 
     # --- request side -------------------------------------------------------------------------------
 
-    def decode_request(self, body: bytes) -> DecodedRequest:
+    def decode_request(self, body: bytes, url: str = "") -> DecodedRequest:
         try:
             data = json.loads(body)
         except ValueError as exc:

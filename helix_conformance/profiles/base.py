@@ -22,7 +22,10 @@ class DecodedTool:
     name: str
     description: str | None
     parameters: dict[str, Any] | None
+    """The schema as JSON Schema (a profile with its own schema dialect translates it back)."""
     strict: bool | None = None
+    sent: Any = None
+    """The schema exactly as sent, where it differs from ``parameters`` (TOOL-03 judges this one)."""
 
 
 @dataclass
@@ -81,8 +84,8 @@ class WireProfile(ABC):
     """Canonical config fields this provider has a request field for (CFG-01)."""
     required_config: frozenset[str] = frozenset()
     """Config fields the provider requires, so an adapter sends a default when unset (Anthropic max_tokens)."""
-    round_trips_thinking: bool = False
-    """Whether the provider needs reasoning sent back with its signature (MSG-08)."""
+    round_trips_thinking: tuple[str, ...] = ()
+    """What of ``ThinkingContent`` the provider needs back in the history (MSG-08): none by default."""
     stream_content_type: str = "text/event-stream"
     replays: bool = True
     """False for the scripted profile: the adapter makes no HTTP requests at all."""
@@ -104,7 +107,8 @@ class WireProfile(ABC):
         """The full URL of the streaming endpoint at the default base URL."""
 
     @abstractmethod
-    def decode_request(self, body: bytes) -> DecodedRequest: ...
+    def decode_request(self, body: bytes, url: str = "") -> DecodedRequest:
+        """Read a request back; ``url`` matters where the protocol puts meaning there (Gemini's model, SSE)."""
 
     @abstractmethod
     def render_stream(self, response: Stream | StreamError, *, seed: str, model: str) -> bytes:

@@ -210,7 +210,7 @@ class OpenAIChatProfile(WireProfile):
 
     # --- request side -------------------------------------------------------------------------------
 
-    def decode_request(self, body: bytes) -> DecodedRequest:
+    def decode_request(self, body: bytes, url: str = "") -> DecodedRequest:
         problems: list[str] = []
         empty_text: list[str] = []
         try:

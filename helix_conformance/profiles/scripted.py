@@ -103,7 +103,7 @@ class ScriptedProfile(WireProfile):
     def endpoint_url(self, model: str) -> str:
         return self.default_base_url
 
-    def decode_request(self, body: bytes) -> DecodedRequest:
+    def decode_request(self, body: bytes, url: str = "") -> DecodedRequest:
         return DecodedRequest(None, [], None, False, {}, False, {}, {}, ["the scripted profile has no wire"])
 
     def render_stream(self, response: Stream | StreamError, *, seed: str, model: str) -> bytes:

@@ -215,6 +215,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         expect=Expected("error", "error"),
         tags=frozenset({"finish"}),
+        profiles=frozenset({"openai-chat", "anthropic-messages"}),  # Gemini sends parsed args objects only
     ),
     Scenario(
         id="retry_429_then_success",

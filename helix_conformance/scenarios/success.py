@@ -414,7 +414,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=_stream(Text(("It is 18°C", " and sunny in Paris."))),
         expect=Expected("text", "end_turn", content="It is 18°C and sunny in Paris."),
         requires=frozenset({"thinking"}),
-        profiles=frozenset({"anthropic-messages"}),
+        profiles=frozenset({"anthropic-messages", "gemini"}),
     ),
     Scenario(
         id="stop_max_tokens",
@@ -472,13 +472,44 @@ SCENARIOS: tuple[Scenario, ...] = (
         profiles=frozenset({"anthropic-messages"}),
     ),
     Scenario(
+        id="stop_prompt_blocked",
+        description="The prompt itself is blocked: no candidates at all, only promptFeedback.blockReason.",
+        messages=(UserMessage(content="Tell me something forbidden."),),
+        exchanges=_stream(finish=Finish("content_filter", wire=(("gemini", "PROMPT_BLOCKED"),))),
+        expect=Expected("text", "content_filter"),
+        profiles=frozenset({"gemini"}),
+    ),
+    Scenario(
+        id="stop_recitation",
+        description="Output stopped because it recited training data (RECITATION): a content filter stop.",
+        messages=(UserMessage(content="Quote the whole book."),),
+        exchanges=_stream(
+            Text(("It was the best", " of times")),
+            finish=Finish("content_filter", wire=(("gemini", "RECITATION"),)),
+        ),
+        expect=Expected("text", "content_filter", content="It was the best of times"),
+        profiles=frozenset({"gemini"}),
+    ),
+    Scenario(
+        id="stop_malformed_function_call",
+        description="The model produced a function call the API could not parse: no call, stop reason unknown.",
+        messages=(WEATHER_QUESTION,),
+        tools=(GET_WEATHER,),
+        exchanges=_stream(finish=Finish("unknown", wire=(("gemini", "MALFORMED_FUNCTION_CALL"),))),
+        expect=Expected("text", "unknown"),
+        profiles=frozenset({"gemini"}),
+    ),
+    Scenario(
         id="stop_sequence",
         description="Generation ended on a configured stop sequence.",
         messages=(UserMessage(content="Count to ten."),),
         config={"stop_sequences": ["5"]},
         exchanges=_stream(Text(("1, 2,", " 3, 4, ")), finish=Finish("stop_sequence", sequence="5")),
         expect=Expected(
-            "text", "stop_sequence", content="1, 2, 3, 4, ", stop_by_profile=(("openai-chat", "end_turn"),)
+            "text",
+            "stop_sequence",
+            content="1, 2, 3, 4, ",
+            stop_by_profile=(("openai-chat", "end_turn"), ("gemini", "end_turn")),
         ),
     ),
     Scenario(
@@ -504,7 +535,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=_stream(
             Text(("Hi",)),
             finish=Finish(
-                "unknown", wire=(("openai-chat", "eos_interrupted"), ("anthropic-messages", "compaction"))
+                "unknown",
+                wire=(
+                    ("openai-chat", "eos_interrupted"),
+                    ("anthropic-messages", "compaction"),
+                    ("gemini", "LANGUAGE"),
+                ),
             ),
         ),
         expect=Expected("text", "unknown", content="Hi"),
@@ -521,6 +557,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         expect=Expected("text", "max_tokens"),
         tags=frozenset({"cut_off"}),
+        profiles=frozenset({"openai-chat", "anthropic-messages"}),  # Gemini never streams partial arguments
     ),
     Scenario(
         id="config_passthrough",

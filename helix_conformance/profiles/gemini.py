@@ -1,0 +1,327 @@
+"""The ``gemini`` wire profile: Google's Generative Language API (``:streamGenerateContent?alt=sse``).
+
+The decoder reads a ``generateContent`` request back to canonical meaning. Gemini links tool results to calls
+by name (and by id only when the provider issued one), so canonical tool-call ids are not compared: the
+decoder checks the linking itself and reports breaches as MSG-04 violations, like strict ``user``/``model``
+alternation (MSG-05). Tool schemas are Gemini's OpenAPI subset: the decoder translates them back to JSON
+Schema for TOOL-02 and judges the schema as sent for TOOL-03. The response side is in ``gemini_stream``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..contract import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ThinkingContent,
+    ToolCallInfo,
+    ToolMessage,
+    UserMessage,
+)
+from ..scenarios.model import HttpError, Stream, StreamError
+from . import gemini_stream
+from .base import DecodedRequest, DecodedTool, WireProfile
+
+_CONFIG_FIELDS = {
+    "maxOutputTokens": "max_output_tokens",
+    "temperature": "temperature",
+    "topP": "top_p",
+    "topK": "top_k",
+    "presencePenalty": "presence_penalty",
+    "frequencyPenalty": "frequency_penalty",
+    "stopSequences": "stop_sequences",
+    "seed": "seed",
+}
+_INTERPRETED = {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "cachedContent"}
+_TOOL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$")
+SCHEMA_KEYWORDS = frozenset(
+    {
+        "type", "format", "description", "nullable", "enum", "items", "properties", "required", "anyOf",
+        "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern", "title", "default",
+        "propertyOrdering", "minProperties", "maxProperties", "example",
+    }
+)  # fmt: skip
+"""The OpenAPI subset Gemini accepts in ``parameters`` (TOOL-03)."""
+_NESTED_ONE = ("items",)
+_NESTED_MANY = ("properties",)
+
+
+def schema_problems(schema: Any, where: str = "parameters") -> list[str]:
+    """Keywords Gemini rejects (``$ref``, ``$defs``, ``additionalProperties``…), anywhere in the schema."""
+    if not isinstance(schema, dict):
+        return [] if isinstance(schema, bool) else [f"{where}: not a schema object"]
+    problems = [
+        f"{where}.{key}: not in Gemini's schema subset" for key in schema if key not in SCHEMA_KEYWORDS
+    ]
+    for key in _NESTED_ONE:
+        if key in schema:
+            problems += schema_problems(schema[key], f"{where}.{key}")
+    for key in _NESTED_MANY:
+        for name, sub in (schema.get(key) or {}).items():
+            problems += schema_problems(sub, f"{where}.{key}.{name}")
+    for i, sub in enumerate(schema.get("anyOf") or []):
+        problems += schema_problems(sub, f"{where}.anyOf[{i}]")
+    return problems
+
+
+def to_json_schema(schema: Any) -> Any:
+    """Gemini's dialect back to JSON Schema: lower-case types, ``nullable`` as a null alternative."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: v for k, v in schema.items() if k not in ("nullable", "propertyOrdering", "example")}
+    if isinstance(out.get("type"), str):
+        out["type"] = out["type"].lower()
+    for key in _NESTED_ONE:
+        if key in out:
+            out[key] = to_json_schema(out[key])
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {name: to_json_schema(sub) for name, sub in out["properties"].items()}
+    if isinstance(out.get("anyOf"), list):
+        out["anyOf"] = [to_json_schema(sub) for sub in out["anyOf"]]
+    if schema.get("nullable") is True:
+        return {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+@dataclass
+class _Decoding:
+    problems: list[str] = field(default_factory=list)
+    empty_text: list[str] = field(default_factory=list)
+    violations: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _parts(raw: Any, where: str, d: _Decoding) -> list[dict[str, Any]]:
+    parts = raw.get("parts") if isinstance(raw, dict) else None
+    if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+        d.problems.append(f"{where}.parts must be a list of part objects")
+        return []
+    if not parts:
+        d.empty_text.append(f"{where}: a turn with no parts")
+    return parts
+
+
+def _text(part: dict[str, Any], where: str, d: _Decoding) -> str:
+    text = part.get("text")
+    if not isinstance(text, str):
+        d.problems.append(f"{where}.text is not a string")
+        return ""
+    if text == "":
+        d.empty_text.append(f"{where}: empty text part")
+    return text
+
+
+def _response_text(response: Any) -> str:
+    """A functionResponse's ``response`` object as the canonical tool-result text."""
+    if isinstance(response, dict) and len(response) == 1:
+        (value,) = response.values()
+        if isinstance(value, str):
+            return value
+    return json.dumps(response, ensure_ascii=False, sort_keys=True)
+
+
+def _decode_model(parts: list[dict[str, Any]], where: str, d: _Decoding) -> AssistantMessage:
+    texts: list[str] = []
+    thoughts: list[str] = []
+    calls: list[ToolCallInfo] = []
+    signature: str | None = None
+    for j, part in enumerate(parts):
+        at = f"{where}.parts[{j}]"
+        signature = signature or part.get("thoughtSignature")
+        if "functionCall" in part:
+            call = part["functionCall"] if isinstance(part["functionCall"], dict) else {}
+            args = call.get("args", {})
+            if not isinstance(args, dict):
+                d.problems.append(f"{at}.functionCall.args must be an object")
+                args = {"<not an object>": args}
+            calls.append(ToolCallInfo(id="", name=str(call.get("name", "")), arguments=args))
+        elif "text" in part:
+            (thoughts if part.get("thought") else texts).append(_text(part, at, d))
+        elif "thoughtSignature" not in part:
+            d.problems.append(f"{at}: unexpected part {sorted(part)} in a model turn")
+    thinking = (
+        ThinkingContent(content="".join(thoughts), signature=signature) if signature or thoughts else None
+    )
+    return AssistantMessage(content="".join(texts), tool_calls=calls or None, thinking=thinking)
+
+
+def _decode_user(parts: list[dict[str, Any]], where: str, d: _Decoding, pending: list[str]) -> list[Message]:
+    messages: list[Message] = []
+    answered: list[str] = []
+    for j, part in enumerate(parts):
+        at = f"{where}.parts[{j}]"
+        if "functionResponse" in part:
+            response = part["functionResponse"] if isinstance(part["functionResponse"], dict) else {}
+            name = str(response.get("name", ""))
+            if not isinstance(response.get("response"), dict):
+                d.problems.append(f"{at}.functionResponse.response must be an object")
+            answered.append(name)
+            messages.append(
+                ToolMessage(tool_call_id="", tool_name=name, content=_response_text(response.get("response")))
+            )
+        elif "text" in part:
+            messages.append(UserMessage(content=_text(part, at, d)))
+        else:
+            d.problems.append(f"{at}: unexpected part {sorted(part)} in a user turn")
+    if answered != pending and (answered or pending):
+        d.violations.append(
+            (
+                "MSG-04",
+                f"{where}: functionResponse names {answered} do not answer the calls {pending} of the model "
+                "turn before, in order and all together",
+            )
+        )
+    return messages
+
+
+class GeminiProfile(WireProfile):
+    name = "gemini"
+    provider_key = "gemini"
+    default_base_url = "https://generativelanguage.googleapis.com"
+    secret_headers = ("x-goog-api-key", "authorization", "cookie")
+    supported_config = frozenset(_CONFIG_FIELDS.values())
+    round_trips_thinking = ("signature",)
+
+    def endpoint_url(self, model: str) -> str:
+        return f"{self.default_base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse"
+
+    def endpoint_tail(self, recorded_path: str) -> str:
+        return ":streamGenerateContent"
+
+    def expected_history(self, messages: Sequence[Message]) -> list[Message]:
+        """No empty turns, and tool-call ids are Gemini's to give: canonical ids are not sent back."""
+        kept: list[Message] = []
+        for m in messages:
+            if isinstance(m, ToolMessage):
+                kept.append(m.model_copy(update={"tool_call_id": ""}))
+            elif isinstance(m, AssistantMessage) and (m.content or m.tool_calls or m.thinking):
+                calls = [c.model_copy(update={"id": ""}) for c in m.tool_calls or []]
+                kept.append(m.model_copy(update={"tool_calls": calls or None}))
+            elif not isinstance(m, AssistantMessage) and m.content:
+                kept.append(m)
+        return kept
+
+    def response_tool_call_id(self, neutral_id: str) -> str:
+        return ""  # Gemini sends function calls without ids: the adapter must make up unique, stable ones
+
+    # --- request side -------------------------------------------------------------------------------
+
+    def decode_request(self, body: bytes, url: str = "") -> DecodedRequest:
+        parsed = urlsplit(url)
+        model_match = re.search(r"/models/([^/:]+):", unquote(parsed.path))
+        streaming = parsed.path.endswith(":streamGenerateContent") and parse_qs(parsed.query).get("alt") == [
+            "sse"
+        ]
+        model = model_match.group(1) if model_match else None
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            return DecodedRequest(model, [], None, False, {}, streaming, {}, {}, [f"body is not JSON: {exc}"])
+        if not isinstance(data, dict):
+            return DecodedRequest(
+                model, [], None, False, {}, streaming, {}, {}, ["body is not a JSON object"]
+            )
+        d = _Decoding()
+        if "key" in parse_qs(parsed.query):
+            d.problems.append("the API key is in the URL (?key=): send it as the x-goog-api-key header")
+        messages: list[Message] = []
+        if "systemInstruction" in data:
+            for j, part in enumerate(_parts(data["systemInstruction"], "systemInstruction", d)):
+                messages.append(SystemMessage(content=_text(part, f"systemInstruction.parts[{j}]", d)))
+        contents = data.get("contents")
+        if not isinstance(contents, list) or not contents:
+            d.problems.append("contents must be a non-empty list")
+            contents = []
+        previous: str | None = None
+        pending: list[str] = []
+        for i, turn in enumerate(contents):
+            where = f"contents[{i}]"
+            role = turn.get("role") if isinstance(turn, dict) else None
+            if role not in ("user", "model"):
+                d.problems.append(f"{where}: role {role!r} is not user or model")
+                continue
+            if role == previous:
+                d.violations.append(("MSG-05", f"contents[{i - 1}] and {where} are both {role} turns"))
+            parts = _parts(turn, where, d)
+            if role == "model":
+                message = _decode_model(parts, where, d)
+                pending = [c.name for c in message.tool_calls or []]
+                messages.append(message)
+            else:
+                messages.extend(_decode_user(parts, where, d, pending))
+                pending = []
+            previous = role
+        tools = None
+        if "tools" in data:
+            tools = [t for i, raw in enumerate(data["tools"] or []) for t in self._decode_tools(raw, i, d)]
+        generation = data.get("generationConfig") or {}
+        config = {
+            canonical: generation[wire]
+            for wire, canonical in _CONFIG_FIELDS.items()
+            if generation.get(wire) is not None
+        }
+        cache = {"cachedContent": data["cachedContent"]} if "cachedContent" in data else {}
+        extra = {k: v for k, v in data.items() if k not in _INTERPRETED}
+        return DecodedRequest(
+            model=model,
+            messages=messages,
+            tools=tools,
+            tool_choice_present="toolConfig" in data,
+            config=config,
+            streaming=streaming,
+            cache=cache,
+            extra=extra,
+            problems=d.problems,
+            empty_text=d.empty_text,
+            violations=d.violations,
+        )
+
+    @staticmethod
+    def _decode_tools(raw: Any, index: int, d: _Decoding) -> list[DecodedTool]:
+        declarations = raw.get("functionDeclarations") if isinstance(raw, dict) else None
+        if not isinstance(declarations, list):
+            d.problems.append(f"tools[{index}] has no functionDeclarations list")
+            return []
+        decoded = []
+        for fn in declarations:
+            if not isinstance(fn, dict):
+                d.problems.append(f"tools[{index}].functionDeclarations has a non-object entry")
+                continue
+            sent = fn.get("parameters", fn.get("parametersJsonSchema"))
+            decoded.append(
+                DecodedTool(
+                    name=str(fn.get("name", "")),
+                    description=fn.get("description"),
+                    parameters=to_json_schema(sent),
+                    sent=sent,
+                )
+            )
+        return decoded
+
+    def tool_problems(self, tool: DecodedTool) -> list[str]:
+        problems = []
+        if not _TOOL_NAME.match(tool.name):
+            problems.append(f"tool name {tool.name!r} does not match ^[a-zA-Z_][a-zA-Z0-9_.-]{{0,63}}$")
+        if tool.sent is not None:
+            problems += [f"{tool.name}: {p}" for p in schema_problems(tool.sent)]
+        return problems
+
+    # --- response side (authoring) ------------------------------------------------------------------
+
+    def render_stream(self, response: Stream | StreamError, *, seed: str, model: str) -> bytes:
+        return gemini_stream.ChunkWriter(seed, model).render(response)
+
+    def error_response(self, error: HttpError) -> tuple[dict[str, str], bytes]:
+        return gemini_stream.error_response(error)
+
+    def validate_event(self, event: bytes) -> None:
+        gemini_stream.validate_event(event)
+
+
+PROFILE = GeminiProfile()

@@ -1,0 +1,215 @@
+"""The response side of ``gemini``: the ``streamGenerateContent?alt=sse`` stream and error bodies, byte-exact.
+
+Framing as in live recordings (../shared/recordings/google): ``data: {json}`` events separated by ``\\r\\n\\r\\n``,
+JSON written with ``": "`` after keys and ``,`` alone between members, a whole ``functionCall`` in one part
+(usually without an id), ``thought: true`` parts, a last chunk with an empty text part and the finishReason,
+MAX_TOKENS with no parts, a blocked prompt with no candidates, and errors in the middle of the stream written
+as raw, pretty-printed JSON rather than as an event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from typing import Any
+
+from ..scenarios.model import HttpError, Refusal, Stream, StreamError, Text, Thinking, ToolCall
+
+# STOP-01, Gemini column: the finishReason the authored streams send per canonical reason.
+FINISH_REASONS: dict[str, str] = {
+    "end_turn": "STOP",
+    "tool_use": "STOP",
+    "max_tokens": "MAX_TOKENS",
+    "content_filter": "SAFETY",
+    "stop_sequence": "STOP",
+}
+PROMPT_BLOCKED = "PROMPT_BLOCKED"
+"""Wire override meaning: no candidates at all, only ``promptFeedback.blockReason`` (content_filter)."""
+
+# status or kind: (gRPC status, message) as the API sends them.
+ERROR_BODIES: dict[int | str, tuple[str, str]] = {
+    400: ("INVALID_ARGUMENT", "* GenerateContentRequest.generation_config.temperature: must be in [0, 2]\n"),
+    401: (
+        "UNAUTHENTICATED",
+        "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or "
+        "other valid authentication credential.",
+    ),
+    403: (
+        "PERMISSION_DENIED",
+        "Method doesn't allow unregistered callers (callers without established identity).",
+    ),
+    404: (
+        "NOT_FOUND",
+        "models/gemini-2.5-flsh is not found for API version v1beta, or is not supported for generateContent.",
+    ),
+    408: ("DEADLINE_EXCEEDED", "The request timed out. Please try again."),
+    413: ("INVALID_ARGUMENT", "Request payload size exceeds the limit: 20971520 bytes."),
+    422: ("INVALID_ARGUMENT", "Invalid JSON payload received."),
+    429: (
+        "RESOURCE_EXHAUSTED",
+        "You exceeded your current quota, please check your plan and billing details.",
+    ),
+    500: (
+        "INTERNAL",
+        "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting",
+    ),
+    502: ("UNAVAILABLE", "Bad gateway."),
+    503: ("UNAVAILABLE", "The model is overloaded. Please try again later."),
+    529: ("UNAVAILABLE", "The model is overloaded. Please try again later."),
+    "invalid_tool_name": (
+        "INVALID_ARGUMENT",
+        "* GenerateContentRequest.tools[0].function_declarations[0].name: Invalid function name. Must start "
+        "with a letter or an underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.) or "
+        "dashes (-), with a maximum length of 64.\n",
+    ),
+}
+
+STREAM_ERRORS: dict[str, tuple[int, str, str]] = {
+    "server_error": (500, "INTERNAL", "An internal error has occurred. Please retry."),
+    "rate_limit": (429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."),
+    "overloaded": (503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
+}
+
+
+def _dumps(value: Any) -> str:
+    """Google's JSON spacing: ``": "`` after keys, nothing after commas."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ": "))
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def error_response(error: HttpError) -> tuple[dict[str, str], bytes]:
+    status, message = (
+        ERROR_BODIES.get(error.kind or error.status) or ERROR_BODIES[500 if error.status >= 500 else 400]
+    )
+    body: dict[str, Any] = {"code": error.status, "message": message, "status": status}
+    if error.status == 429:
+        body["details"] = [
+            {
+                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}],
+            }
+        ]
+        if error.retry_after_ms is not None:
+            delay = f"{error.retry_after_ms / 1000:.3f}".rstrip("0").rstrip(".")
+            body["details"].append(
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{delay}s"}
+            )
+    return {"content-type": "application/json; charset=UTF-8"}, _pretty({"error": body}).encode()
+
+
+class ChunkWriter:
+    """Writes one streamed GenerateContentResponse sequence as the live API frames it."""
+
+    def __init__(self, seed: str, model: str) -> None:
+        digest = hashlib.sha256(seed.encode()).digest()
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+        self.response_id = "".join(alphabet[b % len(alphabet)] for b in digest[:23])
+        self.model = model
+        self.events: list[str] = []
+        self.output_tokens = 0
+
+    def _usage(self, final: bool) -> dict[str, Any]:
+        usage: dict[str, Any] = {"promptTokenCount": 12}
+        if final:
+            usage["candidatesTokenCount"] = self.output_tokens
+        usage["totalTokenCount"] = 12 + (self.output_tokens if final else 0)
+        usage["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": 12}]
+        return usage
+
+    def _chunk(
+        self, parts: list[dict[str, Any]] | None, finish: str | None = None, extra: Any = None
+    ) -> None:
+        candidate: dict[str, Any] = {
+            "content": {"parts": parts, "role": "model"} if parts is not None else {"role": "model"}
+        }
+        if finish is not None:
+            candidate["finishReason"] = finish
+        candidate["index"] = 0
+        chunk: dict[str, Any] = {
+            "candidates": [candidate],
+            "usageMetadata": self._usage(finish is not None),
+            "modelVersion": self.model,
+            "responseId": self.response_id,
+        }
+        chunk.update(extra or {})
+        self.events.append(f"data: {_dumps(chunk)}\r\n\r\n")
+
+    def render(self, response: Stream | StreamError) -> bytes:
+        quirks = response.quirks if isinstance(response, Stream) else frozenset()
+        unknown = {"x_helix_future_field": {"nested": [1, 2]}} if "unknown_fields" in quirks else None
+        signature: str | None = None
+        calls: list[dict[str, Any]] = []
+        for part in response.parts:
+            if isinstance(part, Thinking):
+                for piece in part.chunks:
+                    self._chunk([{"text": piece, "thought": True}])
+                signature = part.signature or signature
+            elif isinstance(part, Text):
+                for piece in part.chunks:
+                    text: dict[str, Any] = {"text": piece}
+                    if signature and not calls:
+                        text["thoughtSignature"], signature = signature, None
+                    self.output_tokens += 2
+                    self._chunk([text], extra=unknown)
+            elif isinstance(part, ToolCall):
+                call: dict[str, Any] = {
+                    "functionCall": {"name": part.name, "args": json.loads("".join(part.arguments) or "{}")}
+                }
+                if signature:
+                    call["thoughtSignature"], signature = signature, None
+                calls.append(call)
+            elif isinstance(part, Refusal):
+                raise ValueError("Gemini has no refusal message: restrict the scenario to other profiles")
+        if calls:  # Gemini sends the parallel calls of a step together, in one chunk
+            self._chunk(calls)
+        if isinstance(response, StreamError):
+            code, status, message = STREAM_ERRORS[response.kind]
+            self.events.append(_pretty({"error": {"code": code, "message": message, "status": status}}))
+            return "".join(self.events).encode()
+        finish = response.finish
+        if finish is None:
+            return "".join(self.events).encode()
+        reason = finish.wire_value("gemini") or FINISH_REASONS.get(finish.reason, "OTHER")
+        if reason == PROMPT_BLOCKED:
+            blocked = {
+                "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
+                "usageMetadata": self._usage(False),
+                "modelVersion": self.model,
+                "responseId": self.response_id,
+            }
+            self.events.append(f"data: {_dumps(blocked)}\r\n\r\n")
+        elif reason == "STOP":
+            self._chunk([{"text": ""}], "STOP")  # the live API ends with an empty text part
+        else:
+            self._chunk(None, reason)  # MAX_TOKENS, SAFETY…: a content with no parts
+        return "".join(self.events).encode()
+
+
+def validate_event(event: bytes) -> None:
+    """Validate one event against ``google-genai``'s GenerateContentResponse (which forbids unknown fields)."""
+    from google.genai import types
+
+    text = event.decode("utf-8")
+    if not text.startswith("data: ") or not text.endswith("\r\n\r\n"):
+        if json.loads(text).keys() != {"error"}:  # the raw JSON error written into the stream
+            raise ValueError(f"neither a data event nor a raw error object: {text!r:.80}")
+        return
+    data = json.loads(text[len("data: ") :])
+    data.pop("x_helix_future_field", None)  # RES-12's deliberately unknown field
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the SDK only warns about an enum value it does not know
+        types.GenerateContentResponse.model_validate(data, strict=False)
+
+
+def validate_error_body(body: bytes) -> None:
+    data = json.loads(body)
+    error = data["error"]
+    if set(data) != {"error"} or not {"code", "message", "status"} <= error.keys():
+        raise ValueError(f"not a Google API error body: {data!r:.120}")
+    for detail in error.get("details", []):
+        if not str(detail.get("@type", "")).startswith("type.googleapis.com/google.rpc."):
+            raise ValueError(f"unknown error detail: {detail}")
