@@ -14,6 +14,7 @@ ENTRY_POINT_GROUP = "helix_conformance.adapters"
 BUILTINS: dict[str, str] = {
     "openai": "reference_adapters.openai_chat:spec",
     "anthropic": "reference_adapters.anthropic:spec",
+    "gemini": "reference_adapters.gemini:spec",
     "mock": "helix_conformance.testing:mock_spec",
 }
 

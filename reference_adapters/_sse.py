@@ -12,9 +12,13 @@ WHATWG event-stream rules the providers rely on:
 * unknown fields (``id:``, ``retry:``) are ignored.
 
 Two tolerances beyond the standard: ``close()`` also dispatches a final event that lacks its trailing
-blank line, and the ``event:`` name is stripped of surrounding whitespace. ``data`` is kept verbatim
-(Anthropic pads its JSON with trailing spaces, which ``json.loads`` accepts), so callers compare
-``data.strip()`` with sentinels such as ``[DONE]``.
+blank line, and the ``event:`` name is stripped of surrounding whitespace. One opt-in extension:
+``SSEDecoder(keep_stray_lines=True)`` returns each line that is not an SSE field (neither ``data``,
+``event``, ``id``, ``retry`` nor a comment) as an event with ``stray=True``, in stream order, instead of
+ignoring it: Gemini writes a mid-stream error as raw JSON lines between its ``data:`` events (ERR-03).
+
+``data`` is kept verbatim (Anthropic pads its JSON with trailing spaces, which ``json.loads`` accepts), so
+callers compare ``data.strip()`` with sentinels such as ``[DONE]``.
 """
 
 from __future__ import annotations
@@ -28,20 +32,27 @@ __all__ = ["SSEDecoder", "SSEEvent", "aiter_sse"]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BOM = "\ufeff"
+_FIELDS = frozenset({"data", "event", "id", "retry"})
 
 
 @dataclass(frozen=True)
 class SSEEvent:
-    """One dispatched event: its ``event:`` name (``None`` when absent) and its joined ``data:`` lines."""
+    """One dispatched event: its ``event:`` name (``None`` when absent) and its joined ``data:`` lines.
+
+    ``stray`` marks a line that is not an SSE field at all (only with ``keep_stray_lines``): ``data`` is
+    that line, verbatim.
+    """
 
     event: str | None
     data: str
+    stray: bool = False
 
 
 class SSEDecoder:
     """Turns a byte stream into SSEEvents: ``feed`` each received chunk, then ``close`` at end of stream."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_stray_lines: bool = False) -> None:
+        self._keep_stray = keep_stray_lines
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._tail = ""  # text after the last line break: an incomplete line
         self._skip_lf = False  # the previous text ended with '\r': a leading '\n' completes that '\r\n'
@@ -101,6 +112,10 @@ class SSEDecoder:
                 self._data.append(value)
             elif name == "event":
                 self._event = value.strip() or None
+            elif self._keep_stray and name not in _FIELDS:
+                if self._data:  # an event left open by the stray line ends before it, keeping the order
+                    events.append(self._dispatch())
+                events.append(SSEEvent(None, line, stray=True))
         return events
 
     def _dispatch(self) -> SSEEvent:

@@ -268,6 +268,25 @@ def test_anthropic_full_suite_passes(pytester: pytest.Pytester) -> None:
     )
 
 
+def test_gemini_full_suite_passes(pytester: pytest.Pytester) -> None:
+    """The Gemini reference adapter passes every applicable clause, CACHE-04 and MSG-08 included."""
+    result = run(pytester, "--adapter=gemini")
+    assert result.ret == pytest.ExitCode.OK, output(result)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) == 0, outcomes
+    assert_no_crash(result)
+    result.stdout.fnmatch_lines(
+        [
+            "helix-conformance *: adapter 'gemini' from reference_adapters.gemini:spec (built-in)",
+            "  wire profile gemini, *",
+            "CACHE Prompt caching * 2 * 2 * 0 *",
+            "not run (not applicable to this adapter's wire profile): RES-10, FIN-03, STOP-03, ERR-08, CACHE-02, "
+            "CACHE-03",
+            "VERDICT: PASS*",
+        ]
+    )
+
+
 def test_mock_adapter_passes(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--adapter=mock")
     assert result.ret == pytest.ExitCode.OK, output(result)
