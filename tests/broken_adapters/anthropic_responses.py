@@ -8,86 +8,29 @@ status mapping): signed and redacted thinking, ``input_json_delta`` by block ``i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from helix_conformance.contract import (
     PROVIDER_ERROR,
-    AssistantMessage,
     HelixError,
     LLMGenerateInput,
     ParsedToolCall,
     StepResult,
     StopReason,
-    SystemMessage,
     ThinkingContent,
-    ToolMessage,
 )
 from reference_adapters._sse import SSEEvent
 from reference_adapters.anthropic import (
     _STOP_REASONS,
     AnthropicAdapter,
-    _assistant_blocks,
     _Block,
 )
 
 from ._anthropic_base import HookedAnthropicAdapter, HookedMessagesStream, broken_anthropic
 from ._base import BrokenAdapter
-
-Body = dict[str, Any]
-Turn = dict[str, Any]
-Block = dict[str, Any]
-
-
-def _each_turn(body: Body, role: str, change: Callable[[list[Block]], None]) -> Body:
-    for turn in body["messages"]:
-        if turn["role"] == role:
-            change(turn["content"])
-    return body
-
-
-def _one_turn_per_message(input: LLMGenerateInput, *, keep_empty: bool) -> list[Turn]:
-    """The conversation converted message by message, the way an OpenAI Chat port does it: one wire message
-    per canonical message (blocks as the reference builds them), nothing merged."""
-    turns: list[Turn] = []
-    for message in input.messages:
-        content: list[Block] | str
-        if isinstance(message, SystemMessage):
-            continue
-        if isinstance(message, AssistantMessage):
-            role, content = "assistant", _assistant_blocks(message)
-            if not content and keep_empty:
-                content = message.content
-        elif isinstance(message, ToolMessage):
-            role = "user"
-            content = [
-                {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}
-            ]
-        else:
-            role, content = "user", [{"type": "text", "text": message.content}] if message.content else []
-        if content or keep_empty:
-            turns.append({"role": role, "content": content})
-    return turns
-
-
-def _merge_same_role(turns: list[Turn]) -> list[Turn]:
-    """Consecutive same-role turns of blocks as one (the reference's merge)."""
-    merged: list[Turn] = []
-    for turn in turns:
-        previous: Turn = merged[-1] if merged else {"role": None, "content": ""}
-        content: list[Block] | str = previous["content"]
-        if (
-            isinstance(content, list)
-            and isinstance(turn["content"], list)
-            and previous["role"] == turn["role"]
-        ):
-            content.extend(turn["content"])
-        else:
-            merged.append(turn)
-    return merged
-
+from .anthropic_requests import Block, Body, _each_turn
 
 # --- MSG-08: thinking round trip ----------------------------------------------------------------------------
 
