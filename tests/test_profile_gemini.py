@@ -103,6 +103,19 @@ def test_responses_that_do_not_answer_the_calls_in_order_break_msg04() -> None:
         ]
     )
     assert swapped.violations_of("MSG-04")
+    with_ids = _decode(
+        contents=[
+            {"role": "user", "parts": [{"text": "Q"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "a", "args": {}, "id": "fc_1"}}]},
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "a", "id": "fc_2", "response": {"r": "1"}}}],
+            },
+        ]
+    )
+    assert with_ids.violations_of("MSG-04") == [
+        "contents[2]: functionResponse ids do not match the call ids: [('fc_1', 'fc_2')]"
+    ]
 
 
 def test_schema_subset_and_translation_back_to_json_schema() -> None:

@@ -151,9 +151,16 @@ def _decode_model(parts: list[dict[str, Any]], where: str, d: _Decoding) -> Assi
     return AssistantMessage(content="".join(texts), tool_calls=calls or None, thinking=thinking)
 
 
-def _decode_user(parts: list[dict[str, Any]], where: str, d: _Decoding, pending: list[str]) -> list[Message]:
+def _call_ids(parts: list[dict[str, Any]]) -> list[Any]:
+    return [p["functionCall"].get("id") for p in parts if isinstance(p.get("functionCall"), dict)]
+
+
+def _decode_user(
+    parts: list[dict[str, Any]], where: str, d: _Decoding, pending: list[str], pending_ids: list[Any]
+) -> list[Message]:
     messages: list[Message] = []
     answered: list[str] = []
+    answered_ids: list[Any] = []
     for j, part in enumerate(parts):
         at = f"{where}.parts[{j}]"
         if "functionResponse" in part:
@@ -162,6 +169,7 @@ def _decode_user(parts: list[dict[str, Any]], where: str, d: _Decoding, pending:
             if not isinstance(response.get("response"), dict):
                 d.problems.append(f"{at}.functionResponse.response must be an object")
             answered.append(name)
+            answered_ids.append(response.get("id"))
             messages.append(
                 ToolMessage(tool_call_id="", tool_name=name, content=_response_text(response.get("response")))
             )
@@ -176,6 +184,15 @@ def _decode_user(parts: list[dict[str, Any]], where: str, d: _Decoding, pending:
                 f"{where}: functionResponse names {answered} do not answer the calls {pending} of the model "
                 "turn before, in order and all together",
             )
+        )
+    mismatched = [
+        (call_id, response_id)
+        for call_id, response_id in zip(pending_ids, answered_ids)
+        if call_id and response_id and call_id != response_id
+    ]
+    if mismatched:
+        d.violations.append(
+            ("MSG-04", f"{where}: functionResponse ids do not match the call ids: {mismatched}")
         )
     return messages
 
@@ -240,6 +257,7 @@ class GeminiProfile(WireProfile):
             contents = []
         previous: str | None = None
         pending: list[str] = []
+        pending_ids: list[Any] = []
         for i, turn in enumerate(contents):
             where = f"contents[{i}]"
             role = turn.get("role") if isinstance(turn, dict) else None
@@ -252,10 +270,11 @@ class GeminiProfile(WireProfile):
             if role == "model":
                 message = _decode_model(parts, where, d)
                 pending = [c.name for c in message.tool_calls or []]
+                pending_ids = _call_ids(parts)
                 messages.append(message)
             else:
-                messages.extend(_decode_user(parts, where, d, pending))
-                pending = []
+                messages.extend(_decode_user(parts, where, d, pending, pending_ids))
+                pending, pending_ids = [], []
             previous = role
         tools = None
         if "tools" in data:
