@@ -69,6 +69,9 @@ def thinking_round_trips_with_its_signature(ctx: CheckContext) -> None:
         if isinstance(m, AssistantMessage)
     ]
     sent = [_proof(m.thinking, fields) for m in requests[0].messages if isinstance(m, AssistantMessage)]
+    misplaced = requests[0].violations_of("MSG-08")
+    if misplaced:
+        fail(ctx, "the reasoning's signature is not where the provider looks for it", actual=misplaced)
     if given != sent:
         fail(
             ctx,

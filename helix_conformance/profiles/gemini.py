@@ -145,6 +145,16 @@ def _decode_model(parts: list[dict[str, Any]], where: str, d: _Decoding) -> Assi
             (thoughts if part.get("thought") else texts).append(_text(part, at, d))
         elif "thoughtSignature" not in part:
             d.problems.append(f"{at}: unexpected part {sorted(part)} in a model turn")
+    signed = [j for j, part in enumerate(parts) if part.get("thoughtSignature")]
+    first_call = next((j for j, part in enumerate(parts) if "functionCall" in part), None)
+    if signed and first_call is not None and signed[0] != first_call:
+        d.violations.append(
+            (
+                "MSG-08",
+                f"{where}.parts[{signed[0]}] carries the thoughtSignature; Gemini expects it on the first "
+                f"functionCall part (parts[{first_call}])",
+            )
+        )
     thinking = (
         ThinkingContent(content="".join(thoughts), signature=signature) if signature or thoughts else None
     )

@@ -394,7 +394,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=(
             WEATHER_QUESTION,
             AssistantMessage(
-                content="",
+                content="Let me look that up.",
                 thinking=ThinkingContent(
                     content="I should call get_weather for Paris.",
                     signature=SIGNATURES["thinking_history"],

@@ -2,30 +2,52 @@
 
 Every entry is a small, realistic mistake, mostly a reference adapter with one method overridden or its
 result post-processed (``_base.HookedAdapter`` exposes the OpenAI Chat reference's decisions as hooks,
-``_anthropic_base.HookedAnthropicAdapter`` the Anthropic Messages one's); ``naive`` holds from-scratch
-adapters whose naivety is the point. ``tests/test_broken_adapters.py`` runs each one with ``run_conformance``
-and requires its ``caught_by`` clause to fail on every listed scenario, while the controls of its wire profile
-(that profile's reference adapter and its un-broken baseline, ``BASELINES``) pass the very same selections.
+``_anthropic_base.HookedAnthropicAdapter`` the Anthropic Messages one's, ``_gemini_base.HookedGeminiAdapter``
+the Gemini one's); ``naive`` holds from-scratch adapters whose naivety is the point.
+``tests/test_broken_adapters.py`` runs each one with ``run_conformance`` and requires its ``caught_by``
+clause to fail on every listed scenario, while the controls of its wire profile (that profile's reference
+adapter and its un-broken baseline, ``BASELINES``) pass the very same selections.
 
 An entry with ``harness_gap`` is a bug the harness should catch but does not (yet): its test is a strict
 xfail whose reason says what the check misses. (None is open: the six gaps found so far are fixed.)
 
 Modules, by clause family: ``results`` (RES, FIN, STOP), ``streaming`` (STR), ``naive`` (STR, NT),
 ``requests`` (MSG, TOOL, CFG-01/02, CACHE), ``errors`` (ERR, CFG-03, NT, AB, HARN), ``coverage`` (the
-remaining clauses, so that every registered check is tripped by at least one adapter) — all OpenAI Chat —
-and ``anthropic_requests`` (MSG, TOOL, CACHE) and ``anthropic_responses`` (MSG-08, STOP, RES, STR, ERR) for
-Anthropic Messages, in every family where that API has its own rules.
+remaining clauses, so that every registered check is tripped by at least one adapter), all OpenAI Chat;
+``anthropic_requests`` (MSG, TOOL, CACHE) and ``anthropic_responses`` (MSG-08, STOP, RES, STR, ERR) for
+Anthropic Messages, and ``gemini_requests`` (MSG, TOOL, CFG-01, CACHE-04) and ``gemini_responses`` (STR,
+RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has its own rules.
 """
 
 from __future__ import annotations
 
-from . import anthropic_requests, anthropic_responses, coverage, errors, naive, requests, results, streaming
+from . import (
+    anthropic_requests,
+    anthropic_responses,
+    coverage,
+    errors,
+    gemini_requests,
+    gemini_responses,
+    naive,
+    requests,
+    results,
+    streaming,
+)
 from ._anthropic_base import ANTHROPIC_BASELINE
 from ._base import BASELINE, BrokenAdapter
+from ._gemini_base import GEMINI_BASELINE
 
-__all__ = ["ANTHROPIC_BASELINE", "BASELINE", "BASELINES", "BROKEN_ADAPTERS", "FAMILIES", "BrokenAdapter"]
+__all__ = [
+    "ANTHROPIC_BASELINE",
+    "BASELINE",
+    "BASELINES",
+    "BROKEN_ADAPTERS",
+    "FAMILIES",
+    "GEMINI_BASELINE",
+    "BrokenAdapter",
+]
 
-BASELINES: dict[str, BrokenAdapter] = {b.profile: b for b in (BASELINE, ANTHROPIC_BASELINE)}
+BASELINES: dict[str, BrokenAdapter] = {b.profile: b for b in (BASELINE, ANTHROPIC_BASELINE, GEMINI_BASELINE)}
 """The un-broken hooked adapter of each wire profile, by profile: a control for that profile's selections."""
 
 FAMILIES: tuple[str, ...] = (
@@ -53,4 +75,6 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *coverage.ADAPTERS,
     *anthropic_requests.ADAPTERS,
     *anthropic_responses.ADAPTERS,
+    *gemini_requests.ADAPTERS,
+    *gemini_responses.ADAPTERS,
 ]

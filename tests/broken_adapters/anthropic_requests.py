@@ -282,7 +282,7 @@ ADAPTERS: list[BrokenAdapter] = [
         "anthropic_empty_text_beside_tool_use",
         EmptyTextBesideToolUse,
         "MSG-06",
-        ["tool_result_roundtrip", "thinking_history"],
+        ["tool_result_roundtrip"],
         'Sends {"type": "text", "text": ""} beside tool_use blocks in the history.',
     ),
     broken_anthropic(
