@@ -17,11 +17,11 @@ import re
 import ssl
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
@@ -41,6 +41,8 @@ from helix_conformance.contract import (
     StepResult,
     invoke_callback,
 )
+
+from ._sse import SSEDecoder, SSEEvent
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -299,6 +301,60 @@ class StreamGuard:
             await _settle(task)
             if waiter is not None:
                 await _settle(waiter)
+
+
+class EventParser(Protocol):
+    """One provider's stream accumulator, as ``exchange`` drives it."""
+
+    async def feed(self, events: list[SSEEvent]) -> bool:
+        """Apply events in order; True when reading can stop (the terminal event, or an error)."""
+
+    async def result(self) -> StepResult:
+        """The StepResult of the finished stream; raises HelixError when the stream is not a valid one."""
+
+
+StatusError = Callable[[httpx.Response], Awaitable[HelixError | tuple[HelixError, httpx.Headers]]]
+"""Turns an HTTP error response into its HelixError, optionally with the retry hints to honour (CFG-05)."""
+
+
+async def exchange(
+    client: httpx.AsyncClient,
+    request: httpx.Request,
+    guard: StreamGuard,
+    provider: str,
+    *,
+    status_error: StatusError,
+    parser: EventParser,
+    decoder: SSEDecoder,
+) -> StepResult | RetryableFailure:
+    """One streamed HTTP exchange, the same for every provider. Runs inside ``guard.run`` (via
+    ``run_attempts``), so an abort cancels it wherever it waits."""
+    try:
+        response = await client.send(request, stream=True)
+    except httpx.HTTPError as exc:  # ERR-05: connect errors and timeouts before any byte: retryable
+        return retry_or_fail(error_for_transport(exc, provider))
+    try:
+        if response.status_code >= 400:  # ERR-01, ERR-02
+            failure = await status_error(response)
+            error, hints = failure if isinstance(failure, tuple) else (failure, response.headers)
+            return retry_or_fail(error, hints)
+        await require_event_stream(response, provider)  # ERR-05: HTML, JSON, text/plain bodies
+        chunks = response.aiter_bytes()
+        async for chunk in chunks:  # STR-02: fed as it arrives; STR-10: the decoder copes with any chunking
+            guard.touch()
+            if await parser.feed(decoder.feed(chunk)) or guard.aborted:
+                break
+        else:
+            await parser.feed(decoder.close())  # a last event without its trailing blank line
+        if not guard.aborted:  # AB-02: after an abort nothing more is read
+            await drain(chunks)
+        return await parser.result()
+    except HelixError as error:
+        return ErrorStepResult(error=error)
+    except httpx.HTTPError as exc:  # ERR-04: dropped mid-stream; not retried, output may have streamed
+        return ErrorStepResult(error=error_for_transport(exc, provider))
+    finally:
+        await response.aclose()  # AB-02: also runs when the guard cancels this task
 
 
 async def drain(chunks: AsyncIterator[bytes], limit: float = 0.05) -> None:

@@ -43,14 +43,11 @@ from ._http import (
     aborted_error,
     classify_status,
     describe_error,
-    drain,
     error_for_stream_event,
-    error_for_transport,
+    exchange,
     parse_tool_calls,
     redact,
     redact_error,
-    require_event_stream,
-    retry_or_fail,
     run_attempts,
     tls_context,
 )
@@ -351,31 +348,18 @@ class OpenAIChatAdapter:
     async def _attempt(
         self, client: httpx.AsyncClient, request: httpx.Request, guard: StreamGuard, emit: SafeCallbacks
     ) -> StepResult | RetryableFailure:
-        """One HTTP exchange. Runs inside ``guard.run``, so an abort cancels it wherever it waits."""
-        try:
-            response = await client.send(request, stream=True)
-        except httpx.HTTPError as exc:  # ERR-05: connect errors and timeouts before any byte: retryable
-            return retry_or_fail(error_for_transport(exc, PROVIDER))
-        try:
-            if response.status_code >= 400:  # ERR-01, ERR-02
-                return retry_or_fail(await self._status_error(response), response.headers)
-            await require_event_stream(response, PROVIDER)  # ERR-05: HTML, JSON, text/plain bodies
-            stream, decoder, chunks = _ChatStream(emit), SSEDecoder(), response.aiter_bytes()
-            async for chunk in chunks:  # STR-10: the decoder copes with any chunking
-                guard.touch()
-                if await stream.feed(decoder.feed(chunk)) or guard.aborted:
-                    break
-            else:
-                await stream.feed(decoder.close())  # a last event without its trailing blank line
-            if not guard.aborted:  # AB-02: after an abort nothing more is read
-                await drain(chunks)
-            return await stream.result()
-        except HelixError as error:
-            return ErrorStepResult(error=error)
-        except httpx.HTTPError as exc:  # ERR-04: dropped mid-stream; not retried, output may have streamed
-            return ErrorStepResult(error=error_for_transport(exc, PROVIDER))
-        finally:
-            await response.aclose()  # AB-02: also runs when the guard cancels this task
+        """One HTTP exchange: the provider-neutral part (statuses, transport errors, feeding the stream as it
+        arrives, abort, closing) is ``_http.exchange``; this adapter brings its status errors and its parser."""
+        parser = _ChatStream(emit)
+        return await exchange(
+            client,
+            request,
+            guard,
+            PROVIDER,
+            status_error=self._status_error,
+            parser=parser,
+            decoder=SSEDecoder(),
+        )
 
     async def _status_error(self, response: httpx.Response) -> HelixError:
         """The HelixError of an HTTP error; its body may be OpenAI JSON, HTML or plain text (ERR-01/02)."""
