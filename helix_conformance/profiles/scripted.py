@@ -90,9 +90,7 @@ class ScriptedProfile(WireProfile):
     replays = False
 
     def runs_scenario(self, scenario: Scenario) -> bool:
-        if scenario.tags & _WIRE_TAGS or (scenario.abort is not None and not scenario.abort.before):
-            return False
-        return scenario.profiles is None
+        return not (scenario.tags & _WIRE_TAGS or (scenario.abort is not None and not scenario.abort.before))
 
     def runs_clause(self, clause: str) -> bool:
         return clause in WIRE_FREE_CLAUSES
