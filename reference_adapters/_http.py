@@ -36,6 +36,7 @@ from helix_conformance.contract import (
     AbortSignal,
     ErrorStepResult,
     HelixError,
+    LLMGenerateInput,
     LLMStreamCallbacks,
     ParsedToolCall,
     StepResult,
@@ -417,6 +418,28 @@ class SafeCallbacks:
 
 
 # --- tool calls -----------------------------------------------------------------------------------
+
+
+Generate = Callable[[LLMGenerateInput, StreamGuard, SafeCallbacks], Awaitable[StepResult]]
+"""An adapter's own step: everything from the abort check to the parsed result, possibly raising."""
+
+
+async def step(
+    input: LLMGenerateInput, generate: Generate, *, provider: str, api_key: str, idle_timeout: float
+) -> StepResult:
+    """Run ``generate`` as a contract step: one StepResult, never an Exception (NT-01); cancellation
+    propagates (NT-03), every error is redacted (ERR-07) and reported once through ``on_error`` (STR-06)."""
+    guard = StreamGuard(input.abort_signal, idle_timeout=idle_timeout)
+    emit = SafeCallbacks(input.callbacks, guard)
+    try:
+        result = await generate(input, guard, emit)
+    except Exception as exc:  # asyncio.CancelledError is a BaseException: not caught
+        message = f"{provider}: unexpected {type(exc).__name__}: {exc}"
+        result = ErrorStepResult(error=HelixError(message, code=PROVIDER_ERROR, cause=exc))
+    if isinstance(result, ErrorStepResult):
+        redact_error(result.error, api_key)  # every error passes through here
+        await emit.error(result.error)  # once, and only for an error result
+    return result  # STR-07: the request task is finished, no callback can follow
 
 
 @dataclass

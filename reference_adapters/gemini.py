@@ -57,8 +57,8 @@ from ._http import (
     exchange,
     parse_tool_calls,
     redact,
-    redact_error,
     run_attempts,
+    step,
     tls_context,
 )
 from ._sse import SSEDecoder, SSEEvent
@@ -439,18 +439,11 @@ class GeminiAdapter:
         return f"{self._base}/{quote(name, safe='/')}:streamGenerateContent?alt=sse"  # MSG-10
 
     async def generate_step(self, input: LLMGenerateInput) -> StepResult:
-        """One provider call -> one StepResult. Never raises an Exception (NT-01); cancellation propagates."""
-        guard = StreamGuard(input.abort_signal, idle_timeout=self._timeout)
-        emit = SafeCallbacks(input.callbacks, guard)
-        try:
-            result = await self._generate(input, guard, emit)
-        except Exception as exc:  # NT-01. asyncio.CancelledError is a BaseException: not caught (NT-03)
-            message = f"gemini: unexpected {type(exc).__name__}: {exc}"
-            result = ErrorStepResult(error=HelixError(message, code=PROVIDER_ERROR, cause=exc))
-        if isinstance(result, ErrorStepResult):
-            redact_error(result.error, self._api_key)  # ERR-07: every error passes through here
-            await emit.error(result.error)  # STR-06: once, and only for an error result
-        return result  # STR-07: the request task is finished, no callback can follow
+        """One provider call -> one StepResult. Never raises an Exception (NT-01, via ``_http.step``: errors
+        redacted, ``on_error`` once); cancellation propagates (NT-03)."""
+        return await step(
+            input, self._generate, provider=PROVIDER, api_key=self._api_key, idle_timeout=self._timeout
+        )
 
     async def _generate(self, input: LLMGenerateInput, guard: StreamGuard, emit: SafeCallbacks) -> StepResult:
         if guard.aborted:  # AB-01: nothing is sent
