@@ -10,11 +10,21 @@ import pytest
 
 from . import __version__
 from .adapters import ResolvedAdapter
+from .baseline import BaselineError, load_baseline
 from .checks.context import HarnessSettings
 from .checks.registry import Failure
+from .gate import Gate
 from .reporting.format import format_failure
-from .reporting.outcomes import OutcomeLog
-from .suite import PlannedCheck, SuiteRunner, bundled_cassettes, plan_suite
+from .reporting.outcomes import REASON_PROPERTY, STATUS_PROPERTY, OutcomeLog
+from .reporting.writers import FORMATS, format_of
+from .suite import (
+    PlannedCheck,
+    SuiteRunner,
+    bundled_cassettes,
+    missing_cassettes_problem,
+    plan_suite,
+    profile_for,
+)
 
 SUITE_PREFIX = "helix-conformance"
 
@@ -55,17 +65,20 @@ class ConformanceItem(pytest.Item):
 
     planned: PlannedCheck
     runner: SuiteRunner
-    strict: bool
+    gate: Gate
     adapter_name: str
 
     def runtest(self) -> None:
-        outcome = self.runner.run(self.planned)
-        if outcome.outcome == "skipped":
-            pytest.skip(outcome.reason)
-        if outcome.outcome == "failed" and outcome.failure is not None:
-            if self.planned.level == "SHOULD" and not self.strict:
-                pytest.xfail(f"SHOULD {self.planned.clause} not met: {outcome.failure.message}")
-            raise ConformanceFailed(outcome.failure)
+        verdict = self.gate.judge(self.planned, self.runner.run(self.planned))
+        if verdict.status:
+            self.user_properties.append((STATUS_PROPERTY, verdict.status))
+            self.user_properties.append((REASON_PROPERTY, verdict.baseline_reason))
+        if verdict.action == "skip":
+            pytest.skip(verdict.message)
+        if verdict.action == "xfail":
+            pytest.xfail(verdict.message)
+        if verdict.action == "fail" and verdict.failure is not None:
+            raise ConformanceFailed(verdict.failure)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ConformanceFailed):
@@ -78,6 +91,18 @@ class ConformanceItem(pytest.Item):
         return self.path, None, f"{self.planned.level} {self.name}"
 
 
+def report_paths(value: str | None) -> list[Path]:
+    """The --helix-report paths; an extension we cannot write is a usage error before anything runs."""
+    paths = [Path(part.strip()) for part in (value or "").split(",") if part.strip()]
+    for path in paths:
+        if format_of(path) is None:
+            raise pytest.UsageError(
+                f"--helix-report: cannot tell the format of {str(path)!r} from its extension; "
+                f"use one of {', '.join(sorted(FORMATS))}"
+            )
+    return paths
+
+
 class ConformancePlugin:
     """Registered by plugin.py only when --adapter is given; owns collection, summary and reports."""
 
@@ -87,13 +112,26 @@ class ConformancePlugin:
         self.config = config
         self.resolved = resolved
         self.options = options
+        problem = missing_cassettes_problem(resolved.spec)
+        if problem:
+            raise pytest.UsageError(problem)
         self.strict = bool(options["helix_strict"][0])
+        self.gate = Gate(self.strict, None, bool(options["helix_write_baseline"][0]))
+        baseline = options["helix_baseline"][0]
+        if baseline and not (self.gate.write_baseline and not Path(baseline).exists()):
+            from .scenarios import SCENARIOS
+
+            try:
+                self.gate.baseline = load_baseline(Path(baseline), (s.id for s in SCENARIOS))
+            except BaselineError as exc:
+                raise pytest.UsageError(str(exc)) from None
         self.settings = HarnessSettings(
             timeout=float(options["helix_timeout"][0]),
             examples=int(options["helix_examples"][0]),
             seed=options["helix_seed"][0],
         )
         self.log = OutcomeLog()
+        self.report_paths = report_paths(options["helix_report"][0])
         self.deselected = 0
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -125,6 +163,7 @@ class ConformancePlugin:
         hook = session.config.hook
         hook.pytest_collectstart(collector=session)
         planned = plan_suite(self.resolved.spec)
+        self.gate.check_entries_exist(planned, profile_for(self.resolved.spec).name)
         runner = SuiteRunner(self.resolved.spec, self.settings)
         runner.expect(planned)
         items: list[pytest.Item] = []
@@ -132,7 +171,7 @@ class ConformancePlugin:
             name = f"test_conformance[{check.test_id}]"
             # The "helix-conformance::" prefix is what pytest shows where a test file would be.
             item = ConformanceItem.from_parent(session, name=name, nodeid=f"{SUITE_PREFIX}::{name}")
-            item.planned, item.runner, item.strict = check, runner, self.strict
+            item.planned, item.runner, item.gate = check, runner, self.gate
             item.adapter_name = self.resolved.requested
             item.user_properties.extend(
                 [
@@ -211,15 +250,39 @@ class ConformancePlugin:
         if session.config.option.collectonly:
             return  # listing the suite is not a gate
         self._judge_harn_05(session, exitstatus)
-        path = self.options["helix_report"][0]
-        if path:
-            from .reporting.json_report import write_json_report
+        if self.gate.write_baseline:
+            self._write_baseline(session)
+        elif self.gate.unmatched_errors():
+            self.log.gate_errors.extend(self.gate.unmatched_errors())
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.report_paths or self.options["helix_badge"][0]:
+            from .reporting.json_report import build_report
+            from .reporting.writers import write_badge, write_reports
 
-            write_json_report(
-                Path(path),
+            data = build_report(
                 self.log,
                 self.resolved,
                 self.options,
                 strict=self.strict,
                 exitstatus=int(session.exitstatus),
+                baseline=self.gate.baseline,
             )
+            write_reports(self.report_paths, data)
+            if self.options["helix_badge"][0]:
+                write_badge(Path(self.options["helix_badge"][0]), data)
+
+    def _write_baseline(self, session: pytest.Session) -> None:
+        from .baseline import write_baseline
+        from .gate import baseline_path, entries_to_write
+
+        path = baseline_path(self.options["helix_baseline"][0], session.config.invocation_params.dir)
+        outcomes = [
+            (o.profile, o.scenario, o.clause, o.status, o.baseline_reason) for o in self.log.items.values()
+        ]
+        ran = {(o.profile, o.scenario, o.clause) for o in self.log.items.values() if o.status != "skipped"}
+        count = write_baseline(path, entries_to_write(self.gate, outcomes, ran), self.resolved.requested)
+        self.log.notes.append(
+            f"baseline written: {path} ({count} known failure{'s' if count != 1 else ''}); edit each reason, "
+            f"commit it, and gate with --helix-baseline={path}"
+        )

@@ -64,7 +64,7 @@ def _positive_int(text: str) -> int:
 OPTIONS: tuple[Option, ...] = (
     Option(
         "adapter",
-        "run the Helix adapter conformance suite against NAME: a built-in (openai, mock), an "
+        "run the Helix adapter conformance suite against NAME: a built-in (openai, anthropic, gemini, mock), an "
         "entry point of group helix_conformance.adapters, a module exposing `spec`, or pkg.module:attr",
         None,
         metavar="NAME",
@@ -91,7 +91,34 @@ OPTIONS: tuple[Option, ...] = (
         int,
         metavar="SEED",
     ),
-    Option("helix-report", "write a JSON report of every clause x scenario to PATH", None, metavar="PATH"),
+    Option(
+        "helix-report",
+        "write the report of every clause x scenario to PATH; the extension picks the format (.json, .md, "
+        ".html); several paths separated by commas",
+        None,
+        metavar="PATH",
+    ),
+    Option(
+        "helix-badge",
+        "write a shields.io endpoint badge (JSON) with the verdict to PATH",
+        None,
+        metavar="PATH",
+    ),
+    Option(
+        "helix-baseline",
+        "YAML file of known failures (clause x scenario, each with a reason): they do not fail the gate, "
+        "and an entry that passes again fails it as stale",
+        None,
+        metavar="FILE",
+    ),
+    Option(
+        "helix-write-baseline",
+        "accept this run's failures: write them to the --helix-baseline file (default helix-baseline.yaml), "
+        "keeping the reasons already there",
+        False,
+        _bool,
+        flag=True,
+    ),
 )
 
 

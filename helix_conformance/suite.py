@@ -80,6 +80,10 @@ def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
             if not profile.runs_clause(check.clause) or not check.applies(scenario, profile):
                 continue
             missing = sorted((scenario.requires | check.requires) - spec.capabilities)
+            if check.when_undeclared:
+                if set(missing) & scenario.requires:
+                    planned.append(PlannedCheck(profile.name, scenario, check, None))
+                continue
             reason = (
                 f"{spec.name} does not declare capability {', '.join(repr(m) for m in missing)} "
                 f"(AdapterSpec.capabilities)"
@@ -88,6 +92,27 @@ def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
             )
             planned.append(PlannedCheck(profile.name, scenario, check, reason))
     return planned
+
+
+def missing_cassettes_problem(spec: AdapterSpec) -> str | None:
+    """HARN-05 before anything runs: a replaying profile with no cassette at all would fail every scenario
+    for the same reason (or, worse, prove nothing), so say so once, with what to do."""
+    profile = profile_for(spec)
+    if not profile.replays:
+        return None
+    root = spec.cassette_dir or bundled_cassettes()
+    folder = root / profile.name
+    if folder.is_dir() and any(folder.glob("*.yaml")):
+        return None
+    where = (
+        "the bundled cassettes" if spec.cassette_dir is None else f"AdapterSpec.cassette_dir={str(root)!r}"
+    )
+    return (
+        f"HARN-05: adapter {spec.name!r} has no cassettes for wire profile {profile.name!r}: {folder} "
+        f"{'holds no *.yaml' if folder.is_dir() else 'does not exist'} ({where}). Nothing could be replayed, "
+        "so the gate cannot run. Point cassette_dir at a directory holding <profile>/<scenario>.yaml, or "
+        "leave it unset to use the cassettes bundled with helix-conformance."
+    )
 
 
 @dataclass

@@ -9,9 +9,9 @@ from helix_conformance.profiles import KNOWN_PROFILES, get_profile
 from helix_conformance.scenarios import SCENARIOS, get_scenario, scenarios_for
 from helix_conformance.scenarios.model import Reuse
 
-WITHOUT_A_CHECK = {"STOP-03", "HARN-05"}
-"""STOP-03 needs a non-streaming entry point the seed contract lacks; HARN-05 is judged once per session by
-the plugin, not per scenario."""
+WITHOUT_A_CHECK = {"STOP-03"}
+"""STOP-03 needs a non-streaming entry point the seed contract lacks. (HARN-05 is judged once per session by
+the plugin, and per scenario only where a capability is undeclared.)"""
 NOT_FOR_PROFILE = {
     "openai-chat": {"MSG-08", "CACHE-02", "CACHE-04"},  # no reasoning round trip; others' caching rules
     "anthropic-messages": {

@@ -15,141 +15,10 @@ import re
 import shlex
 
 import pytest
+from plugin_runs import OPTIONS, assert_no_crash, lines_starting, output, run
 
-SUBPROCESS_TIMEOUT = 180
-HELIX_ENV = (
-    "ADAPTER",
-    "HELIX_ADAPTER",
-    "HELIX_STRICT",
-    "HELIX_TIMEOUT",
-    "HELIX_EXAMPLES",
-    "HELIX_SEED",
-    "HELIX_REPORT",
-)
-OPTIONS = (
-    "--adapter",
-    "--helix-strict",
-    "--helix-timeout",
-    "--helix-examples",
-    "--helix-seed",
-    "--helix-report",
-)
 GROUP_TITLE = "Helix Agents adapter conformance:"  # the description of the `helix-conformance` option group
 ID_RE = re.compile(r"helix-conformance::test_conformance\[openai-chat::[a-z0-9_]+::[A-Z]+-\d\d\]")
-
-# A third-party adapter package, as a user would write one: one conforming spec and several broken on purpose.
-ADAPTERS = '''
-import asyncio
-
-from helix_conformance.contract import AdapterSpec, ErrorStepResult, TextStepResult
-from reference_adapters.openai_chat import OpenAIChatAdapter
-
-CAPABILITIES = frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"})
-
-
-def _spec(name, cls):
-    return AdapterSpec(
-        name=name,
-        factory=lambda ctx: cls(api_key=ctx.api_key, base_url=ctx.base_url),
-        wire_profile="openai-chat",
-        model="gpt-4o-mini",
-        capabilities=CAPABILITIES,
-    )
-
-
-class WrongStopReason(OpenAIChatAdapter):
-    """Reports a truncated answer (finish_reason `length`) as end_turn: breaks the MUST clause STOP-01."""
-
-    async def generate_step(self, input):
-        result = await super().generate_step(input)
-        if isinstance(result, TextStepResult) and result.stop_reason == "max_tokens":
-            result = result.model_copy(update={"stop_reason": "end_turn"})
-        return result
-
-
-class SloppyButSafe(OpenAIChatAdapter):
-    """Breaks SHOULD clauses only: leaves a task pending (HARN-04), calls a quota 429 retryable (ERR-08)."""
-
-    async def generate_step(self, input):
-        result = await super().generate_step(input)
-        asyncio.get_running_loop().create_task(asyncio.sleep(3600))
-        if isinstance(result, ErrorStepResult) and getattr(result.error, "status_code", None) == 429:
-            result.error.retryable = True
-        return result
-
-
-class Hostile(OpenAIChatAdapter):
-    async def generate_step(self, input):
-        raise RuntimeError("hostile adapter: boom")
-
-
-class Hangs:
-    def __init__(self, **kwargs):
-        pass
-
-    async def generate_step(self, input):
-        await asyncio.Event().wait()
-
-
-def _factory_raises(ctx):
-    raise RuntimeError("no API key configured")
-
-
-spec = _spec("thirdparty", OpenAIChatAdapter)
-wrong_stop = _spec("wrong-stop", WrongStopReason)
-sloppy = _spec("sloppy", SloppyButSafe)
-hostile = _spec("hostile", Hostile)
-hangs = _spec("hangs", Hangs)
-factory_raises = AdapterSpec(
-    name="factory-raises",
-    factory=_factory_raises,
-    wire_profile="openai-chat",
-    model="gpt-4o-mini",
-    capabilities=CAPABILITIES,
-)
-not_a_spec = {"name": "thirdparty"}
-
-
-def spec_function_raising():
-    raise RuntimeError("cannot build the spec: the SDK is missing")
-'''
-
-
-@pytest.fixture(autouse=True)
-def _no_helix_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Settings of the developer's shell must not leak into the runs under test."""
-    for name in HELIX_ENV:
-        monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def adapters(pytester: pytest.Pytester) -> pytest.Pytester:
-    """The pytester directory with the third-party module ``my_adapter`` importable (the cwd is on sys.path)."""
-    pytester.makepyfile(my_adapter=ADAPTERS)
-    return pytester
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--assert=plain", *args, timeout=SUBPROCESS_TIMEOUT
-    )
-
-
-def output(result: pytest.RunResult) -> str:
-    return result.stdout.str() + "\n" + result.stderr.str()
-
-
-def lines_starting(result: pytest.RunResult, prefix: str) -> list[str]:
-    return [line for line in result.outlines if line.startswith(prefix)]
-
-
-def assert_no_crash(result: pytest.RunResult) -> None:
-    text = output(result)
-    assert "INTERNALERROR" not in text
-    assert "Traceback (most recent call last)" not in text
-    outcomes = result.parseoutcomes()
-    assert "error" not in outcomes, outcomes
-    assert "errors" not in outcomes, outcomes
 
 
 # --- 1, 2: the plugin in projects -------------------------------------------------------------------------
@@ -232,7 +101,7 @@ def test_openai_full_suite_passes_and_writes_the_json_report(pytester: pytest.Py
         assert lines_starting(result, area), f"no {area!r} row in the summary"
 
     report = json.loads((pytester.path / "reports" / "helix.json").read_text(encoding="utf-8"))
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
     assert report["adapter"]["name"] == "openai"
     assert report["adapter"]["wire_profile"] == "openai-chat"
     assert report["verdict"] == "pass"

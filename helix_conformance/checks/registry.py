@@ -67,6 +67,8 @@ class Check:
     requires: frozenset[str] = field(default_factory=frozenset)
     needs_result: bool = True
     """False for checks that judge a run that did not produce a result (NT-01, HARN-03...)."""
+    when_undeclared: bool = False
+    """Planned only for scenarios needing a capability the adapter does not declare (HARN-05)."""
 
     @property
     def name(self) -> str:
@@ -86,6 +88,7 @@ def check(
     applies: Applies = _always,
     requires: tuple[str, ...] = (),
     needs_result: bool = True,
+    when_undeclared: bool = False,
 ) -> Callable[[Callable[[Any], None]], Callable[[Any], None]]:
     """Register ``func`` as the check of ``clause`` (which must exist in the clause catalogue)."""
     get_clause(clause)
@@ -93,7 +96,7 @@ def check(
     def register(func: Callable[[Any], None]) -> Callable[[Any], None]:
         if clause in REGISTRY:
             raise RuntimeError(f"clause {clause} already has a check: {REGISTRY[clause].name}")
-        REGISTRY[clause] = Check(clause, func, applies, frozenset(requires), needs_result)
+        REGISTRY[clause] = Check(clause, func, applies, frozenset(requires), needs_result, when_undeclared)
         return func
 
     return register
@@ -119,6 +122,6 @@ def fail(
 
 def load_all_checks() -> dict[str, Check]:
     """Import every check module (each registers its clauses) and return the registry."""
-    from . import errors, harness, requests, results, streaming, thinking  # noqa: F401
+    from . import capabilities, errors, harness, requests, results, streaming, thinking  # noqa: F401
 
     return REGISTRY

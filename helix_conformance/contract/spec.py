@@ -46,6 +46,8 @@ class AdapterSpec:
     description: str = ""
 
     def __post_init__(self) -> None:
+        if self.cassette_dir is not None and not isinstance(self.cassette_dir, Path):
+            object.__setattr__(self, "cassette_dir", Path(self.cassette_dir))
         unknown = set(self.capabilities) - set(CAPABILITIES)
         if unknown:
             raise ValueError(

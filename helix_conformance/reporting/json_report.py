@@ -1,20 +1,27 @@
-"""``--helix-report=PATH``: every clause x scenario outcome as schema-versioned JSON."""
+"""The report as data: every clause x scenario outcome, schema-versioned. The JSON file is this dict; the
+Markdown and HTML reports and the badge are rendered from it (also later, from the file:
+``helix-conformance report out.json --format html``)."""
 
 from __future__ import annotations
 
 import json
-import os
 import platform
-import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..adapters import ResolvedAdapter
-from ..clauses import CLAUSES
+from ..baseline import Baseline
+from ..clauses import AREAS, CLAUSES
 from .outcomes import OutcomeLog
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: outcomes ``baselined`` and ``stale``, clause texts, areas, the baseline, notes."""
+
+
+class ReportError(Exception):
+    """A report file that cannot be rendered; the message names the file and what is wrong."""
 
 
 def build_report(
@@ -24,22 +31,27 @@ def build_report(
     *,
     strict: bool,
     exitstatus: int,
+    baseline: Baseline | None = None,
 ) -> dict[str, Any]:
     spec = resolved.spec
     clauses = {}
-    for clause_id, outcomes in log.by_clause().items():
+    for clause_id, outcomes in sorted(log.by_clause().items(), key=lambda kv: list(CLAUSES).index(kv[0])):
         clause = CLAUSES[clause_id]
         clauses[clause_id] = {
             "level": clause.level,
             "area": clause.area,
+            "source": clause.source,
+            "text": clause.text,
             "status": log.clause_status(clause_id),
             "scenarios": {o.scenario: o.status for o in outcomes},
         }
     return {
         "schema_version": SCHEMA_VERSION,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "tool": {"name": "helix-conformance", "version": __version__, "python": platform.python_version()},
         "adapter": {
             "name": spec.name,
+            "requested": resolved.requested,
             "target": resolved.target,
             "wire_profile": spec.wire_profile,
             "model": spec.model,
@@ -50,6 +62,11 @@ def build_report(
         "exit_status": exitstatus,
         "strict": strict,
         "gate_errors": list(log.gate_errors),
+        "notes": list(log.notes),
+        "baseline": (
+            {"path": str(baseline.path), "entries": len(baseline.entries)} if baseline is not None else None
+        ),
+        "areas": dict(AREAS),
         "clauses": clauses,
         "results": [
             {
@@ -60,6 +77,7 @@ def build_report(
                 "level": o.level,
                 "outcome": o.status,
                 "message": o.message,
+                "baseline_reason": o.baseline_reason,
                 "duration_s": round(o.duration_s, 4),
                 "reproduce": f'pytest --adapter={resolved.requested} -k "{o.profile}::{o.scenario}::{o.clause}"',
             }
@@ -68,20 +86,28 @@ def build_report(
     }
 
 
-def write_json_report(
-    path: Path,
-    log: OutcomeLog,
-    resolved: ResolvedAdapter,
-    options: dict[str, tuple[Any, str]],
-    *,
-    strict: bool,
-    exitstatus: int,
-) -> None:
-    """Write atomically, so a pipeline never reads half a report."""
-    data = build_report(log, resolved, options, strict=strict, exitstatus=exitstatus)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, default=str)
-        handle.write("\n")
-    os.replace(tmp, path)
+def render_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, default=str) + "\n"
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    """Read a report written by --helix-report=*.json, refusing files it cannot render with a clear reason."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReportError(f"{path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{path} cannot be read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise ReportError(f"{path} is not a helix-conformance report (no schema_version)")
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise ReportError(
+            f"{path} has report schema {data['schema_version']!r}; this helix-conformance "
+            f"({__version__}) renders schema {SCHEMA_VERSION}: re-run the suite with --helix-report"
+        )
+    for key in ("adapter", "verdict", "clauses", "results"):
+        if key not in data:
+            raise ReportError(f"{path} is missing {key!r}: not a complete helix-conformance report")
+    return data

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Status = Literal["passed", "failed", "skipped", "should_failed"]
+Status = Literal["passed", "failed", "skipped", "should_failed", "baselined", "stale"]
+"""``baselined``: a failure listed in the baseline (does not fail the gate); ``stale``: a listed entry that
+passed (fails the gate). Set by the item through the ``helix_status`` user property."""
+
+STATUS_PROPERTY = "helix_status"
+REASON_PROPERTY = "helix_baseline_reason"
 
 
 @dataclass(frozen=True)
@@ -21,20 +27,28 @@ class ItemOutcome:
     duration_s: float
     requires: frozenset[str] = frozenset()
     """Capabilities the check exercises (HARN-05)."""
+    baseline_reason: str = ""
 
 
 @dataclass
 class OutcomeLog:
     items: dict[str, ItemOutcome] = field(default_factory=dict)
     gate_errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Informational lines for the summary (e.g. where the baseline was written)."""
 
     def add(self, report: Any) -> None:
         props = dict(report.user_properties or ())
         if "clause" not in props:
             return
         if report.when == "call" or (report.when == "setup" and not report.passed):
-            if hasattr(report, "wasxfail"):
-                status: Status = "should_failed"
+            status: Status
+            if props.get(STATUS_PROPERTY) == "baselined":
+                status, message = "baselined", str(report.wasxfail)
+            elif props.get(STATUS_PROPERTY) == "stale":
+                status, message = "stale", str(report.longreprtext)
+            elif hasattr(report, "wasxfail"):
+                status = "should_failed"
                 message = str(report.wasxfail)
             elif report.skipped:
                 status = "skipped"
@@ -55,6 +69,7 @@ class OutcomeLog:
                 message,
                 float(report.duration),
                 frozenset(filter(None, str(props.get("requires", "")).split(","))),
+                str(props.get(REASON_PROPERTY, "")),
             )
 
     def unexercised(self, capabilities: frozenset[str]) -> list[str]:
@@ -75,9 +90,16 @@ class OutcomeLog:
         return grouped
 
     def clause_status(self, clause: str) -> Status:
-        """A clause fails if any scenario fails it, passes if at least one passes, else it is skipped."""
-        statuses = {o.status for o in self.by_clause()[clause]}
-        for status in ("failed", "should_failed", "passed"):
-            if status in statuses:
-                return status
-        return "skipped"
+        """The worst outcome of the clause over its scenarios (stale counts as failed); skipped if none ran."""
+        return worst(o.status for o in self.by_clause()[clause])
+
+
+SEVERITY: tuple[Status, ...] = ("failed", "stale", "should_failed", "baselined", "passed", "skipped")
+
+
+def worst(statuses: Iterable[Status]) -> Status:
+    present = set(statuses)
+    for status in SEVERITY:
+        if status in present:
+            return "failed" if status == "stale" else status
+    return "skipped"

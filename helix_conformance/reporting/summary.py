@@ -11,36 +11,41 @@ SESSION_CLAUSE = "HARN-05"
 
 def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: bool = False) -> list[str]:
     by_clause = log.by_clause()
-    header = f"{'area':<24} {'clauses':>7} {'passed':>7} {'failed':>7} {'SHOULD✗':>8} {'skipped':>8}   checks"
+    header = (
+        f"{'area':<24} {'clauses':>7} {'passed':>7} {'failed':>7} {'SHOULD✗':>8} {'known✗':>7} {'skipped':>8}"
+        "   checks"
+    )
     lines = ["", f"helix-conformance summary for adapter {adapter!r}", header, "-" * len(header)]
-    totals = {"clauses": 0, "passed": 0, "failed": 0, "should_failed": 0, "skipped": 0, "checks": 0}
+    totals = {
+        "clauses": 0,
+        "checks": 0,
+        "passed": 0,
+        "failed": 0,
+        "should_failed": 0,
+        "baselined": 0,
+        "skipped": 0,
+    }
     broken_must, broken_should = [], []
     for area, title in AREAS.items():
         clauses = [c for c in CLAUSES.values() if c.area == area and c.id in by_clause]
         if not clauses:
             continue
-        counts = {"passed": 0, "failed": 0, "should_failed": 0, "skipped": 0}
+        counts = {"passed": 0, "failed": 0, "should_failed": 0, "baselined": 0, "skipped": 0}
         for clause in clauses:
             status = log.clause_status(clause.id)
-            counts[status] += 1
+            counts["failed" if status == "stale" else status] += 1
             if status == "failed":
                 broken_must.append(clause.id)
             elif status == "should_failed":
                 broken_should.append(clause.id)
         checks = sum(len(by_clause[c.id]) for c in clauses)
-        lines.append(
-            f"{area + ' ' + title:<24} {len(clauses):>7} {counts['passed']:>7} {counts['failed']:>7} "
-            f"{counts['should_failed']:>8} {counts['skipped']:>8}   {checks}"
-        )
+        lines.append(_row(area + " " + title, len(clauses), counts, checks))
         totals["clauses"] += len(clauses)
         totals["checks"] += checks
         for key in counts:
             totals[key] += counts[key]
     lines.append("-" * len(header))
-    lines.append(
-        f"{'total':<24} {totals['clauses']:>7} {totals['passed']:>7} {totals['failed']:>7} "
-        f"{totals['should_failed']:>8} {totals['skipped']:>8}   {totals['checks']}"
-    )
+    lines.append(_row("total", totals["clauses"], totals, totals["checks"]))
     not_run = [c for c in CLAUSES if c not in by_clause and c != SESSION_CLAUSE]
     if not_run and deselected:
         lines.append(
@@ -53,6 +58,19 @@ def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: b
             f"SHOULD clauses not met{' (failing the gate: --helix-strict)' if strict else ''}: "
             f"{', '.join(broken_should)}"
         )
+    known = [o for o in log.items.values() if o.status == "baselined"]
+    if known:
+        lines.append(
+            f"known failures (baseline, not failing the gate): {len(known)} check(s) in "
+            f"{', '.join(sorted({o.clause for o in known}))}"
+        )
+    stale = [o for o in log.items.values() if o.status == "stale"]
+    if stale:
+        lines.append(
+            f"stale baseline entries (now passing; delete them): "
+            f"{', '.join(f'{o.scenario}::{o.clause}' for o in stale)}"
+        )
+    lines.extend(log.notes)
     lines.extend(log.gate_errors)
     if not log.gate_errors:
         lines.append(f"{SESSION_CLAUSE} holds: {log.executed()} checks executed (the gate ran)")
@@ -66,3 +84,10 @@ def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: b
             + (" (and every SHOULD clause)" if strict else "")
         )
     return lines
+
+
+def _row(label: str, clauses: int, counts: dict[str, int], checks: int) -> str:
+    return (
+        f"{label:<24} {clauses:>7} {counts['passed']:>7} {counts['failed']:>7} {counts['should_failed']:>8} "
+        f"{counts['baselined']:>7} {counts['skipped']:>8}   {checks}"
+    )

@@ -1,0 +1,132 @@
+"""HARN-05, the other way round: a capability the adapter does not declare must fail predictably.
+
+The scenario still runs. Acceptable: a typed ErrorStepResult (a HelixError), the full behaviour (every MUST
+clause of the scenario holds: it works, it is just not declared), or a clean omission (the capability's own
+clauses aside, every MUST clause holds and nothing of the capability leaks out). Anything else is the silent
+wrong output this clause exists to catch: thinking glued onto the answer, the second of two tool calls lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from ..contract import ErrorStepResult, HelixError
+from ..contract.results import STEP_RESULT_TYPES
+from .context import CheckContext
+from .registry import CheckFailed, Failure, NotApplicable, check, load_all_checks
+
+
+def _thinking_omitted(ctx: CheckContext) -> str | None:
+    thinking = getattr(ctx.result, "thinking", None)
+    if thinking is not None and (thinking.content or thinking.redacted):
+        return "the result carries thinking"
+    if ctx.main.trace.callbacks("on_thinking"):
+        return "on_thinking was called"
+    return None
+
+
+def _caching_omitted(ctx: CheckContext) -> str | None:
+    marked = [request.cache for request in ctx.requests() if request.cache]
+    return f"cache markers were sent: {marked[0]}" if marked else None
+
+
+def _abort_ignored(ctx: CheckContext) -> str | None:
+    return None  # the signal ignored and the response read to its end is a clean omission
+
+
+OMISSIONS: dict[str, Callable[[CheckContext], str | None]] = {
+    "thinking": _thinking_omitted,
+    "caching": _caching_omitted,
+    "abort": _abort_ignored,
+}
+"""How each capability may be cleanly left out; one without an entry (parallel_tool_calls: dropping a call
+is losing data; retries: not retrying is a typed error already) must be refused or fully supported."""
+
+
+def _must_failures(ctx: CheckContext) -> list[Failure]:
+    """Run the scenario's own MUST checks (the ones its capability gate skipped) on this session."""
+    failures = []
+    for other in load_all_checks().values():
+        if other.when_undeclared:
+            continue
+        if not (ctx.profile.runs_clause(other.clause) and other.applies(ctx.scenario, ctx.profile)):
+            continue
+        if other.clause in ctx.scenario.should or _level(other.clause) != "MUST":
+            continue
+        try:
+            other.func(CheckContext(other.clause, ctx.session))
+        except CheckFailed as exc:
+            failures.append(exc.failure)
+        except NotApplicable:
+            continue
+    return failures
+
+
+def _level(clause: str) -> str:
+    from ..clauses import get_clause
+
+    return get_clause(clause).level
+
+
+@check("HARN-05", applies=lambda s, p: bool(s.requires), needs_result=False, when_undeclared=True)
+def undeclared_capability_fails_predictably(ctx: CheckContext) -> None:
+    missing = sorted(ctx.scenario.requires - ctx.spec.capabilities)
+    if not missing:
+        raise NotApplicable("every capability this scenario needs is declared")
+    named = ", ".join(repr(m) for m in missing)
+    run = ctx.main
+    if run.setup_error or run.timed_out or run.raised is not None:
+        what = run.setup_error or (
+            f"did not return within {ctx.session.settings.timeout} s"
+            if run.timed_out
+            else f"raised {type(run.raised).__name__}: {run.raised}"
+        )
+        _fail(
+            ctx, f"with capability {named} not declared, generate_step {what}", details=run.trace.describe()
+        )
+    result = run.result
+    if not isinstance(result, STEP_RESULT_TYPES):
+        _fail(ctx, f"with capability {named} not declared, generate_step returned {type(result).__name__}")
+    if isinstance(result, ErrorStepResult):
+        if isinstance(result.error, HelixError):
+            return
+        _fail(
+            ctx,
+            f"capability {named} is not declared and the adapter refused with an ErrorStepResult, but its "
+            f"error is a {type(result.error).__name__}, not a HelixError with a code",
+        )
+    failures = _must_failures(ctx)
+    if not failures:
+        return  # the whole behaviour works; declaring it would run its clauses
+    omissions = [OMISSIONS.get(m) for m in missing]
+    if all(omissions):
+        registry = load_all_checks()
+        broken = [f for f in failures if not registry[f.clause].requires & set(missing)]
+        leaked = [why for why in (omit(ctx) for omit in omissions if omit) if why]
+        if not broken and not leaked:
+            return
+        reasons = leaked + [f"{f.clause}: {f.message}" for f in broken]
+    else:
+        reasons = [f"{f.clause}: {f.message}" for f in failures]
+    way = "left it out cleanly" if all(omissions) else "handled it fully"
+    _fail(
+        ctx,
+        f"capability {named} is not declared, and the adapter neither refused it (a typed ErrorStepResult) "
+        f"nor {way}: it produced wrong output",
+        expected="a HelixError result, the full behaviour, or a clean omission",
+        actual=reasons[:6],
+        details=run.trace.describe(),
+    )
+
+
+def _fail(ctx: CheckContext, message: str, **evidence: Any) -> NoReturn:
+    """Like ``fail``, with a hint about capabilities rather than HARN-05's hint about empty selections."""
+    raise CheckFailed(Failure(ctx.clause, ctx.scenario.id, ctx.profile.name, message, hint=HINT, **evidence))
+
+
+HINT = (
+    "Either declare the capability in AdapterSpec.capabilities and meet its clauses, or, where the request "
+    "or response needs it, return an ErrorStepResult with a HelixError, or leave it out entirely (no "
+    "thinking glued onto the text, no cache markers, never a dropped tool call)."
+)

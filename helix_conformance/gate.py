@@ -1,0 +1,136 @@
+"""What the gate makes of one check's outcome: its level (MUST/SHOULD, --helix-strict) and the baseline.
+
+Kept apart from pytest so the rules read in one place and are tested as plain functions: the item only
+carries out the verdict (pass, skip, xfail, fail).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from .baseline import DEFAULT_PATH, Baseline, BaselineEntry
+from .checks.registry import Failure
+from .suite import CheckOutcome, PlannedCheck
+
+Action = Literal["pass", "skip", "xfail", "fail"]
+
+
+@dataclass(frozen=True)
+class ItemVerdict:
+    action: Action
+    message: str = ""
+    failure: Failure | None = None
+    status: Literal["baselined", "stale"] | None = None
+    """Set when the baseline decided the outcome; reported through the ``helix_status`` user property."""
+    baseline_reason: str = ""
+
+
+@dataclass
+class Gate:
+    strict: bool = False
+    baseline: Baseline | None = None
+    write_baseline: bool = False
+    unmatched: list[BaselineEntry] = field(default_factory=list)
+
+    def judge(self, planned: PlannedCheck, outcome: CheckOutcome) -> ItemVerdict:
+        if outcome.outcome == "skipped":
+            return ItemVerdict("skip", outcome.reason)
+        entry = (
+            self.baseline.find(planned.profile, planned.scenario.id, planned.clause)
+            if self.baseline
+            else None
+        )
+        if outcome.outcome == "failed" and outcome.failure is not None:
+            failure = outcome.failure
+            fails_gate = planned.level == "MUST" or self.strict
+            if entry is not None:
+                return ItemVerdict(
+                    "xfail",
+                    f"baselined ({entry.reason}): {failure.clause}: {failure.message}",
+                    status="baselined",
+                    baseline_reason=entry.reason,
+                )
+            if self.write_baseline and fails_gate:
+                reason = f"known failure: {_first_line(failure.message)}"
+                return ItemVerdict(
+                    "xfail",
+                    f"written to the baseline: {failure.clause}: {failure.message}",
+                    status="baselined",
+                    baseline_reason=reason,
+                )
+            if not fails_gate:
+                return ItemVerdict("xfail", f"SHOULD {planned.clause} not met: {failure.message}")
+            return ItemVerdict("fail", failure.message, failure)
+        if entry is not None and not self.write_baseline:
+            assert self.baseline is not None
+            message = (
+                f"stale baseline entry: {planned.clause} now holds on scenario {planned.scenario.id}; delete "
+                f"the entry from {self.baseline.path} so the baseline shrinks (its reason was: {entry.reason})"
+            )
+            stale = Failure(
+                planned.clause,
+                planned.scenario.id,
+                planned.profile,
+                message,
+                hint="the baseline lists only failures that still happen",
+            )
+            return ItemVerdict("fail", message, stale, status="stale", baseline_reason=entry.reason)
+        return ItemVerdict("pass")
+
+    def check_entries_exist(self, planned: Iterable[PlannedCheck], profile: str) -> None:
+        """Entries for this profile that name no check of the full plan can never match: report them."""
+        if self.baseline is None:
+            return
+        keys = {(p.profile, p.scenario.id, p.clause) for p in planned}
+        self.unmatched = [
+            entry
+            for entry in self.baseline.entries
+            if entry.profile in (None, profile) and (profile, entry.scenario, entry.clause) not in keys
+        ]
+
+    def unmatched_errors(self) -> list[str]:
+        if not self.unmatched or self.baseline is None:
+            return []
+        names = ", ".join(entry.key for entry in self.unmatched)
+        return [
+            f"HARN-05: baseline {self.baseline.path} has {len(self.unmatched)} entr"
+            f"{'y' if len(self.unmatched) == 1 else 'ies'} matching no check of this suite for this "
+            f"adapter's profile (the clause is not judged on that scenario, or the scenario does not run on "
+            f"this profile): {names}. Delete them, or add 'profile:' to entries meant for another adapter."
+        ]
+
+
+def entries_to_write(
+    gate: Gate, outcomes: Iterable[tuple[str, str, str, str, str]], ran: set[tuple[str, str, str]]
+) -> list[BaselineEntry]:
+    """The baseline after a --helix-write-baseline run: this run's accepted failures (profile, scenario,
+    clause, status, reason), plus old entries for checks that did not run (deselected or skipped)."""
+    written: dict[tuple[str, str, str], BaselineEntry] = {}
+    for profile, scenario, clause, status, reason in outcomes:
+        if status == "baselined":
+            written[(profile, scenario, clause)] = BaselineEntry(clause, scenario, reason, profile)
+    if gate.baseline is not None:
+        unmatched = {entry.key for entry in gate.unmatched}
+        for entry in gate.baseline.entries:
+            if entry.key in unmatched:
+                continue
+            already = [key for key in written if entry.matches(*key)]
+            if already:
+                for key in already:  # keep the profile-neutral spelling of the entry the user wrote
+                    written[key] = entry
+            elif not any(entry.matches(*key) for key in ran):
+                written[(entry.profile or "*", entry.scenario, entry.clause)] = entry
+    return list({entry.key: entry for entry in written.values()}.values())
+
+
+def baseline_path(configured: str | None, invocation_dir: Path) -> Path:
+    """Where --helix-write-baseline writes: the --helix-baseline file, else the default in the invocation dir."""
+    return Path(configured) if configured else invocation_dir / DEFAULT_PATH
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= 200 else line[:200] + "…"
