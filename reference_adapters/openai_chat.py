@@ -206,18 +206,14 @@ class _ChatStream:
         delta = choice.get("delta")
         if isinstance(delta, dict):
             # DeepSeek sends `reasoning_content`; OpenRouter, Groq and Ollama send `reasoning`.
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                self._in_thinking = True
-                self._thinking.append(reasoning)
-                await self._emit.thinking(reasoning, False)  # STR-03
-            for key in ("content", "refusal"):  # a refusal message is the model's answer text
-                piece = delta.get(key)
-                if isinstance(piece, str) and piece:  # STR-01: no empty deltas
-                    await self._end_thinking()  # STR-04: the thinking block closes before the text
-                    self._refused = self._refused or key == "refusal"
-                    self._text.append(piece)
-                    await self._emit.text(piece)  # STR-02: as it arrives, never buffered
+            await self._reasoning(delta.get("reasoning_content") or delta.get("reasoning"))
+            content = delta.get("content")
+            if isinstance(content, list):  # Mistral (magistral): typed parts instead of a string
+                for part in content:
+                    await self._typed_part(part)
+            else:
+                await self._visible(content)
+            await self._visible(delta.get("refusal"), refusal=True)  # a refusal is the model's answer text
             tool_calls = delta.get("tool_calls")
             if isinstance(tool_calls, list) and tool_calls:
                 await self._end_thinking()
@@ -227,6 +223,31 @@ class _ChatStream:
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason:
             self._finish_reason = reason
+
+    async def _reasoning(self, piece: Any) -> None:
+        if isinstance(piece, str) and piece:  # RES-08
+            self._in_thinking = True
+            self._thinking.append(piece)
+            await self._emit.thinking(piece, False)  # STR-03
+
+    async def _visible(self, piece: Any, *, refusal: bool = False) -> None:
+        if isinstance(piece, str) and piece:  # STR-01: no empty deltas
+            await self._end_thinking()  # STR-04: the thinking block closes before the text
+            self._refused = self._refused or refusal
+            self._text.append(piece)
+            await self._emit.text(piece)  # STR-02: as it arrives, never buffered
+
+    async def _typed_part(self, part: Any) -> None:
+        """One Mistral content part: ``{"type":"text","text"}`` or ``{"type":"thinking","thinking":[...]}``."""
+        if not isinstance(part, dict):
+            return
+        if part.get("type") == "text":
+            await self._visible(part.get("text"))
+        elif part.get("type") == "thinking":
+            thinking = part.get("thinking")
+            for item in thinking if isinstance(thinking, list) else [{"text": thinking}]:
+                await self._reasoning(item.get("text") if isinstance(item, dict) else None)
+        # RES-12: other part types (images, references...) are ignored
 
     def _tool_delta(self, entry: dict[str, Any], position: int) -> None:
         """Merge one tool-call delta: first id, first non-empty name, argument fragments concatenated."""

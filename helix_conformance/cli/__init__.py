@@ -25,6 +25,7 @@ class Command(Protocol):
 
 COMMANDS: dict[str, str] = {
     "report": "helix_conformance.cli.report",
+    "import": "helix_conformance.cli.import_cmd",
 }
 """Subcommand name -> module implementing it (loaded only when that subcommand runs or --help is shown)."""
 

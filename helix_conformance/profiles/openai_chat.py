@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from typing import Any
 
 from ..contract import AssistantMessage, Message, SystemMessage, ToolCallInfo, ToolMessage, UserMessage
-from ..scenarios.model import HttpError, Refusal, Stream, StreamError, Text, Thinking, ToolCall
+from ..scenarios.model import HttpError, Stream, StreamError
 from .base import DecodedRequest, DecodedTool, WireProfile
-
-# STOP-01, OpenAI Chat column: the finish_reason values the authored cassettes send per canonical reason.
-FINISH_REASONS: dict[str, str] = {
-    "end_turn": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "content_filter": "content_filter",
-    "stop_sequence": "stop",
-    "refusal": "stop",
-}
+from .openai_chat_stream import AZURE_FIRST_CHUNK, ChunkWriter
 
 OFF_SPEC_FINISH_REASONS = frozenset({"eos_interrupted"})
 """Deliberately unknown finish reasons used by the ``stop_unknown`` scenario."""
@@ -105,23 +95,6 @@ _ERROR_BODIES: dict[int | str, tuple[str, str | None, str | None, str | None]] =
         "invalid_value",
     ),
 }
-_STREAM_ERRORS: dict[str, tuple[str, str, str | None]] = {
-    "server_error": (
-        "The server had an error while processing your request. Sorry about that!",
-        "server_error",
-        None,
-    ),
-    "rate_limit": (
-        "Rate limit reached for gpt-4o-mini on tokens per min (TPM). Please try again in 1s.",
-        "tokens",
-        "rate_limit_exceeded",
-    ),
-    "overloaded": ("Overloaded", "overloaded_error", None),
-}
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _text_of(content: Any, problems: list[str], where: str) -> str:
@@ -281,7 +254,7 @@ class OpenAIChatProfile(WireProfile):
     # --- response side (authoring) ------------------------------------------------------------------
 
     def render_stream(self, response: Stream | StreamError, *, seed: str, model: str) -> bytes:
-        return _ChunkWriter(seed, model).render(response)
+        return ChunkWriter(seed, model).render(response)
 
     def error_response(self, error: HttpError) -> tuple[dict[str, str], bytes]:
         message, type_, param, code = (
@@ -298,21 +271,33 @@ class OpenAIChatProfile(WireProfile):
         from openai.types.chat import ChatCompletionChunk
 
         text = event.decode("utf-8").strip()
+        if text.startswith(":"):  # an SSE comment (OpenRouter keep-alive): no payload to validate
+            return
         if not text.startswith("data: "):
             raise ValueError(f"not a data event: {text!r:.60}")
         payload = text[len("data: ") :]
         if payload == "[DONE]":
             return
         data = json.loads(payload)
-        if "error" in data:
+        if "error" in data and "choices" not in data:
             if set(data["error"]) != {"message", "type", "param", "code"}:
                 raise ValueError(f"error event fields differ from the API's: {sorted(data['error'])}")
+            return
+        error = data.get("error")
+        if error is not None and (not isinstance(error.get("code"), int) or "message" not in error):
+            # OpenRouter sends `error` on a chunk (the SDK keeps it as an extra field), code numeric
+            raise ValueError(f"OpenRouter error chunks carry a numeric code and a message: {error}")
+        if data.get("object") == "" and data.get("choices") == []:  # Azure's prompt-filter chunk
+            if set(data) != set(AZURE_FIRST_CHUNK):
+                raise ValueError(f"Azure's first chunk has other fields: {sorted(data)}")
             return
         for choice in data.get("choices", []):
             # OpenAI-compatible servers send finish reasons the SDK's Literal does not list (STOP-01 "anything
             # else"); the rest of such a chunk must still be exact.
             if choice.get("finish_reason") in OFF_SPEC_FINISH_REASONS:
                 choice["finish_reason"] = "stop"
+            for position, call in enumerate((choice.get("delta") or {}).get("tool_calls") or []):
+                call.setdefault("index", position)  # Mistral omits `index`, which the SDK requires
         ChatCompletionChunk.model_validate(data, strict=True)
 
 
@@ -333,125 +318,6 @@ def _strict_schema_problems(schema: Any, where: str) -> list[str]:
         for i, item in enumerate(schema):
             problems.extend(_strict_schema_problems(item, f"{where}[{i}]"))
     return problems
-
-
-class _ChunkWriter:
-    """Writes ``chat.completion.chunk`` events exactly as the live API frames them (see shared recordings)."""
-
-    def __init__(self, seed: str, model: str) -> None:
-        digest = hashlib.sha256(seed.encode()).hexdigest()
-        self.id = (
-            "chatcmpl-" + "".join(c for c in hashlib.sha256(digest.encode()).hexdigest() if c.isalnum())[:29]
-        )
-        self.created = 1782955817 + int(digest[:4], 16) % 100000
-        self.model = model
-        self.fingerprint = "fp_" + digest[4:14]
-        self.count = 0
-        self.events: list[str] = []
-        self.role_sent = False
-
-    def _obfuscation(self) -> str:
-        self.count += 1
-        raw = hashlib.sha256(f"{self.id}:{self.count}".encode()).hexdigest()
-        return "".join(chr(65 + int(c, 16)) if i % 3 else c for i, c in enumerate(raw))[: 3 + self.count % 12]
-
-    def _chunk(
-        self,
-        delta: dict[str, Any] | None,
-        finish: str | None = None,
-        *,
-        usage: bool = False,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        chunk: dict[str, Any] = {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "service_tier": "default",
-            "system_fingerprint": self.fingerprint,
-            "choices": []
-            if delta is None
-            else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-            "usage": {
-                "prompt_tokens": 19,
-                "completion_tokens": 10,
-                "total_tokens": 29,
-                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-                "completion_tokens_details": {
-                    "reasoning_tokens": 0,
-                    "audio_tokens": 0,
-                    "accepted_prediction_tokens": 0,
-                    "rejected_prediction_tokens": 0,
-                },
-            }
-            if usage
-            else None,
-        }
-        chunk.update(extra or {})
-        chunk["obfuscation"] = self._obfuscation()
-        self.events.append(f"data: {_dumps(chunk)}\n\n")
-
-    def _first(self, delta: dict[str, Any]) -> dict[str, Any]:
-        """The first delta of a message carries the role and the null/empty fields the API sends."""
-        if self.role_sent:
-            return delta
-        self.role_sent = True
-        return (
-            {"role": "assistant", **delta, "refusal": None}
-            if "refusal" not in delta
-            else {"role": "assistant", "content": None, **delta}
-        )
-
-    def render(self, response: Stream | StreamError) -> bytes:
-        quirks = response.quirks if isinstance(response, Stream) else frozenset()
-        if "empty_chunk_first" in quirks:
-            self._chunk(
-                None
-            )  # a chunk with `choices: []` before any content (Azure, usage/moderation chunks)
-        unknown = {"x_helix_future_field": {"nested": [1, 2]}} if "unknown_fields" in quirks else None
-        tool_index = 0
-        for part in response.parts:
-            if isinstance(part, Thinking):
-                for i, piece in enumerate(part.chunks):
-                    delta = {"content": None, "reasoning_content": piece}
-                    self._chunk(
-                        self._first({"content": None, "reasoning_content": piece}) if i == 0 else delta
-                    )
-            elif isinstance(part, Text):
-                if not self.role_sent:
-                    self._chunk(self._first({"content": ""}))
-                for piece in part.chunks:
-                    self._chunk({"content": piece}, extra=unknown)
-            elif isinstance(part, Refusal):
-                self._chunk(self._first({"refusal": ""}))
-                for piece in part.chunks:
-                    self._chunk({"refusal": piece})
-            elif isinstance(part, ToolCall):
-                head = {
-                    "index": tool_index,
-                    "id": part.id,
-                    "type": "function",
-                    "function": {"name": part.name, "arguments": ""},
-                }
-                first = (
-                    {"content": None, "tool_calls": [head]} if not self.role_sent else {"tool_calls": [head]}
-                )
-                self._chunk(self._first(first))
-                for piece in part.arguments:
-                    self._chunk({"tool_calls": [{"index": tool_index, "function": {"arguments": piece}}]})
-                tool_index += 1
-        if isinstance(response, StreamError):
-            message, type_, code = _STREAM_ERRORS[response.kind]
-            body = {"error": {"message": message, "type": type_, "param": None, "code": code}}
-            self.events.append(f"data: {_dumps(body)}\n\n")
-            return "".join(self.events).encode()
-        if response.finish is not None:
-            reason = response.finish.wire_value("openai-chat") or FINISH_REASONS.get(response.finish.reason)
-            self._chunk({}, reason)
-            self._chunk(None, usage=True)
-            self.events.append("data: [DONE]\n\n")
-        return "".join(self.events).encode()
 
 
 PROFILE = OpenAIChatProfile()

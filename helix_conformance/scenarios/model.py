@@ -81,7 +81,8 @@ class Stream:
     quirks: frozenset[str] = frozenset()
     """Profile-interpreted wire oddities: ``empty_chunk_first`` (a chunk with no choices before the content),
     ``unknown_fields`` (fields the adapter has never seen; RES-12), ``unknown_events`` (event and content-block
-    types the adapter has never seen; RES-12)."""
+    types the adapter has never seen; RES-12); the OpenAI-compatible servers' ones are listed in
+    ``profiles/openai_chat_stream.py``. A profile ignores the quirks it has no rendering for."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ class StreamError:
     parts: tuple[Part, ...]
     kind: str
     """Neutral error kind: ``server_error``, ``rate_limit``, ``overloaded``."""
+    quirks: frozenset[str] = frozenset()
+    """Profile-interpreted wire oddities, as on ``Stream`` (``after_finish``: the error follows a finish)."""
 
 
 @dataclass(frozen=True)

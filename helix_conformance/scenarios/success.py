@@ -67,11 +67,14 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="text_quirks",
-        description="Events the adapter has never seen: an empty first chunk, unknown fields and event types "
-        "(RES-12).",
+        description="Events the adapter has never seen: an empty first chunk, unknown fields and event types; "
+        "on OpenAI Chat also SSE comment lines (OpenRouter) and Azure's prompt-filter first chunk (RES-12).",
         messages=(UserMessage(content="Say ok."),),
         exchanges=_stream(
-            Text(("O", "k.")), quirks=frozenset({"empty_chunk_first", "unknown_fields", "unknown_events"})
+            Text(("O", "k.")),
+            quirks=frozenset(
+                {"empty_chunk_first", "unknown_fields", "unknown_events", "sse_comments", "azure_first_chunk"}
+            ),
         ),
         expect=Expected("text", "end_turn", content="Ok."),
     ),

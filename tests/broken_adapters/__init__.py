@@ -25,6 +25,7 @@ from __future__ import annotations
 from . import (
     anthropic_requests,
     anthropic_responses,
+    compat,
     coverage,
     errors,
     gemini_requests,
@@ -75,6 +76,7 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *requests.ADAPTERS,
     *errors.ADAPTERS,
     *coverage.ADAPTERS,
+    *compat.ADAPTERS,
     *anthropic_requests.ADAPTERS,
     *anthropic_responses.ADAPTERS,
     *gemini_requests.ADAPTERS,

@@ -1,0 +1,121 @@
+"""Raw vcrpy / pytest-recording cassettes (``version: 1``): bodies as recorded, often gzip ``!!binary``.
+
+Also the shared reader of vcrpy-shaped YAML, which ``pydantic_ai`` reuses for its ``parsed_body`` variant.
+Compressed bodies are stored decompressed (with ``Content-Encoding`` dropped), as the replay engine serves
+them; secrets in headers and query strings are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .common import Imported, decode_body, fail, header_dict, interaction
+
+FORMAT = "vcrpy"
+
+
+def load_yaml(path: Path) -> dict[str, Any]:
+    """The cassette's top-level mapping, or an ImportFailure naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(path, f"cannot be read ({exc})") from None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        problem = str(exc).splitlines()[0]
+        raise fail(path, f"is not valid YAML ({problem})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+        raise fail(path, "has no 'interactions' list: not a vcrpy cassette")
+    if not data["interactions"]:
+        raise fail(path, "has an empty 'interactions' list: nothing to import")
+    return data
+
+
+def _body_text(body: Any, parsed: Any, has_parsed: bool, encoding: str, path: Path, where: str) -> str:
+    if has_parsed:  # pydantic-ai: the JSON body as a YAML mapping; json.dumps is what its deserializer does
+        return json.dumps(parsed)
+    if isinstance(body, dict):
+        body = body.get("string", "")
+    if body is None:
+        return ""
+    if isinstance(body, bytes):
+        return decode_body(body, encoding, path, where)
+    if isinstance(body, str):
+        return body
+    raise fail(path, f"{where}: body must be a string or binary, got {type(body).__name__}")
+
+
+def _request_body(request: dict[str, Any], path: Path, where: str) -> str | None:
+    if "parsed_body" in request:
+        return json.dumps(request["parsed_body"])
+    body = request.get("body")
+    if isinstance(body, dict):
+        body = body.get("string")
+    if isinstance(body, bytes):
+        return decode_body(body, "", path, f"{where} request")
+    return body if isinstance(body, str) else None
+
+
+def convert_interactions(data: dict[str, Any], path: Path) -> tuple[list[dict[str, Any]], bool]:
+    """The interactions in our cassette shape, and whether any body came from a ``parsed_body``."""
+    out: list[dict[str, Any]] = []
+    parsed_seen = False
+    for i, raw in enumerate(data["interactions"]):
+        where = f"interaction {i}"
+        if not isinstance(raw, dict) or not isinstance(raw.get("request"), dict):
+            raise fail(path, f"{where} has no 'request' mapping")
+        if not isinstance(raw.get("response"), dict):
+            raise fail(path, f"{where} has no 'response' mapping")
+        request, response = raw["request"], raw["response"]
+        status = response.get("status")
+        code = status.get("code") if isinstance(status, dict) else None
+        if not isinstance(code, int):
+            raise fail(path, f"{where}: response.status.code is missing or not an integer")
+        if not isinstance(request.get("method"), str) or not isinstance(request.get("uri"), str):
+            raise fail(path, f"{where}: request.method and request.uri must be strings")
+        raw_headers = response.get("headers") or {}
+        encoding = ""
+        if isinstance(raw_headers, dict):
+            encoding = ", ".join(
+                str(v) for k, vs in raw_headers.items() if str(k).lower() == "content-encoding" for v in vs
+            ).lower()
+        has_parsed = "parsed_body" in response
+        parsed_seen = parsed_seen or has_parsed or "parsed_body" in request
+        body = _body_text(
+            response.get("body"), response.get("parsed_body"), has_parsed, encoding, path, where
+        )
+        out.append(
+            interaction(
+                request["method"],
+                request["uri"],
+                _request_body(request, path, where),
+                header_dict(request.get("headers"), path, f"{where} request", response=False),
+                code,
+                str(status.get("message") or "") if isinstance(status, dict) else "",
+                header_dict(raw_headers, path, f"{where} response", response=True),
+                body,
+            )
+        )
+    return out, parsed_seen
+
+
+def convert(path: Path) -> Imported:
+    data = load_yaml(path)
+    interactions, parsed = convert_interactions(data, path)
+    if parsed:
+        raise fail(path, "has parsed_body fields: it is a pydantic-ai cassette (use --format pydantic-ai)")
+    notes = []
+    if any("gzip" in str(v).lower() for i in data["interactions"] for v in _encodings(i)):
+        notes.append("response bodies were gzip-compressed on the wire; stored decompressed")
+    return Imported(FORMAT, interactions, notes)
+
+
+def _encodings(raw: Any) -> list[Any]:
+    headers = raw.get("response", {}).get("headers") or {} if isinstance(raw, dict) else {}
+    return [v for k, vs in headers.items() if str(k).lower() == "content-encoding" for v in vs]

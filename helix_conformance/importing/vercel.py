@@ -1,0 +1,145 @@
+"""Vercel AI SDK fixtures (``packages/*/src/**/__fixtures__``): ``*.chunks.txt``, ``*.sse`` and ``*.json``.
+
+``*.chunks.txt`` holds one stream payload per line with the SSE framing stripped; we put back the framing
+each provider uses on the wire (OpenAI ``data:`` + ``[DONE]``, Anthropic ``event:``/``data:``, Gemini
+``\\r\\n\\r\\n``) and say so in the provenance. ``*.sse`` is raw SSE, kept verbatim. ``*.json`` is a bare
+response or error body without its HTTP status, which must be given (or is read from a Google error body).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..profiles import get_profile
+from .common import Imported, fail, interaction
+
+FORMAT = "vercel"
+_ANTHROPIC_TYPES = frozenset(
+    {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta"}
+)
+
+
+def detect_profile(payload: Any, path: Path) -> str:
+    """The wire profile a stream payload belongs to, or an ImportFailure saying why none fits."""
+    if not isinstance(payload, dict):
+        raise fail(path, f"stream payload is not a JSON object: {json.dumps(payload)[:60]}")
+    kind = payload.get("type")
+    if payload.get("object") == "chat.completion.chunk" or "choices" in payload:
+        return "openai-chat"
+    if kind in _ANTHROPIC_TYPES or kind in ("ping", "message_stop"):
+        return "anthropic-messages"
+    if {"candidates", "promptFeedback", "usageMetadata"} & set(payload):
+        return "gemini"
+    if isinstance(kind, str) and kind.startswith("response."):
+        raise fail(path, "is an OpenAI Responses API stream: no wire profile replays that API")
+    raise fail(path, f"stream payload matches no wire profile (keys: {', '.join(sorted(payload)[:6])})")
+
+
+def _model(payload: dict[str, Any]) -> str:
+    message = payload.get("message")
+    for value in (
+        payload.get("model"),
+        message.get("model") if isinstance(message, dict) else None,
+        payload.get("modelVersion"),
+    ):
+        if isinstance(value, str) and value:
+            return value
+    return "unknown"
+
+
+def _frame(profile: str, lines: list[str], payloads: list[dict[str, Any]]) -> tuple[str, str]:
+    if profile == "anthropic-messages":
+        body = "".join(f"event: {p.get('type')}\ndata: {line}\n\n" for line, p in zip(lines, payloads))
+        return body, "each line framed as 'event: <type>' + 'data: <line>' + a blank line"
+    if profile == "gemini":
+        return "".join(
+            f"data: {line}\r\n\r\n" for line in lines
+        ), "each line framed as 'data: <line>\\r\\n\\r\\n'"
+    body = "".join(f"data: {line}\n\n" for line in lines) + "data: [DONE]\n\n"
+    return body, "each line framed as 'data: <line>' + a blank line, then 'data: [DONE]' appended"
+
+
+def _stream(path: Path, body: str, model: str, profile_name: str, notes: list[str]) -> Imported:
+    """One 200 streamed interaction at the profile's endpoint (the fixture stores no request)."""
+    profile = get_profile(profile_name)
+    content_type = f"{profile.stream_content_type}; charset=utf-8"
+    item = interaction(
+        profile.endpoint_method,
+        profile.endpoint_url(model),
+        None,
+        {},
+        200,
+        "OK",
+        {"content-type": [content_type]},
+        body,
+    )
+    notes.append("the fixture stores no request or headers: request URI and content-type are the profile's")
+    return Imported(FORMAT, [item], notes, model=None if model == "unknown" else model)
+
+
+def _chunks(path: Path, text: str, profile: str | None) -> Imported:
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise fail(path, "is empty: a .chunks.txt fixture holds one JSON payload per line")
+    payloads = []
+    for number, line in enumerate(lines, 1):
+        try:
+            payloads.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise fail(path, f"line {number} is not JSON ({exc.msg}): {line[:60]!r}") from None
+    profile = profile or detect_profile(payloads[0], path)
+    body, framing = _frame(profile, lines, payloads)
+    notes = [f"Vercel stores one payload per line without SSE framing; {framing} (as the provider frames it)"]
+    model = next((m for m in map(_model, payloads) if m != "unknown"), "unknown")
+    return _stream(path, body, model, profile, notes)
+
+
+def _sse(path: Path, text: str, profile: str | None) -> Imported:
+    first = next((ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")), None)
+    if first is None:
+        raise fail(path, "has no 'data:' line: not a server-sent event stream")
+    try:
+        payload = json.loads(first)
+    except ValueError:
+        raise fail(path, f"first data line is not JSON: {first[:60]!r}") from None
+    profile = profile or detect_profile(payload, path)
+    return _stream(path, text, _model(payload) if isinstance(payload, dict) else "unknown", profile, [])
+
+
+def _json(path: Path, text: str, profile: str | None, status: int | None) -> Imported:
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise fail(path, f"is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    error = body.get("error") if isinstance(body, dict) else None
+    how = "supplied at import (--status)"
+    if status is None and isinstance(error, dict) and isinstance(error.get("code"), int):
+        status, how = error["code"], "taken from the body's error.code"  # Google bodies repeat the status
+    if status is None:
+        raise fail(path, "a Vercel .json fixture does not store its HTTP status: pass --status")
+    if profile is None:
+        raise fail(path, "a Vercel .json fixture does not say which API it is from: pass --profile")
+    wire = get_profile(profile)
+    headers = {"content-type": ["application/json; charset=utf-8"]}
+    item = interaction(
+        wire.endpoint_method, wire.endpoint_url("unknown"), None, {}, status, "", headers, text
+    )
+    note = f"the fixture does not store its HTTP status; {status} was {how}"
+    return Imported(FORMAT, [item], [note, "request URI and content-type are the profile's"])
+
+
+def convert(path: Path, *, profile: str | None = None, status: int | None = None) -> Imported:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(path, f"cannot be read as UTF-8 text ({exc})") from None
+    name = path.name
+    if name.endswith(".chunks.txt"):
+        return _chunks(path, text, profile)
+    if name.endswith(".sse"):
+        return _sse(path, text, profile)
+    if name.endswith(".json"):
+        return _json(path, text, profile, status)
+    raise fail(path, "is not a Vercel fixture (expected *.chunks.txt, *.sse or *.json)")
