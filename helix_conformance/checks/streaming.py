@@ -59,6 +59,16 @@ def text_deltas_concatenate_to_the_content(ctx: CheckContext) -> None:
             actual="".join(deltas),
             details=f"deltas: {deltas!r:.400}",
         )
+    expected = ctx.scenario.expect.content
+    if expected is not None and content != expected:
+        fail(
+            ctx,
+            "the final text is not the text the provider streamed (the deltas and the content agree with each "
+            "other, but both are wrong)",
+            expected=expected,
+            actual=content,
+            details=f"deltas: {deltas!r:.400}",
+        )
 
 
 def _last_text_event(ctx: CheckContext) -> tuple[int, int] | None:

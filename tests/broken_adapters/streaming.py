@@ -46,6 +46,16 @@ class EmitsEmptyDeltas(HookedAdapter):
     stream_class = _EmptyDeltaStream
 
 
+class _TrimmedTextStream(HookedChatStream):
+    async def _visible(self, piece: Any, *, refusal: bool = False) -> None:
+        # Bug: "cleans" every delta, so the words of the answer run together (in callbacks and result alike).
+        await super()._visible(piece.strip() if isinstance(piece, str) else piece, refusal=refusal)
+
+
+class TrimsEveryDelta(HookedAdapter):
+    stream_class = _TrimmedTextStream
+
+
 class _HeldTextCallbacks(SafeCallbacks):
     """Holds text deltas back (to strip a stop sequence the provider may echo) until the finish_reason."""
 
@@ -272,6 +282,13 @@ class CallbackErrorsPropagate(HookedAdapter):
 
 
 ADAPTERS: list[BrokenAdapter] = [
+    broken(
+        "trims_every_delta",
+        TrimsEveryDelta,
+        "STR-01",
+        ["text_basic", "text_unicode"],
+        "Strips whitespace off each text delta: callbacks and content agree, and both lose the spaces.",
+    ),
     broken(
         "emits_empty_deltas",
         EmitsEmptyDeltas,
