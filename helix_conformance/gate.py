@@ -13,6 +13,7 @@ from typing import Literal
 
 from .baseline import DEFAULT_PATH, Baseline, BaselineEntry
 from .checks.registry import Failure
+from .reporting.outcomes import OutcomeLog
 from .suite import CheckOutcome, PlannedCheck
 
 Action = Literal["pass", "skip", "xfail", "fail"]
@@ -124,6 +125,20 @@ def entries_to_write(
             elif not any(entry.matches(*key) for key in ran):
                 written[(entry.profile or "*", entry.scenario, entry.clause)] = entry
     return list({entry.key: entry for entry in written.values()}.values())
+
+
+def session_errors(log: OutcomeLog, capabilities: frozenset[str], *, everything_selected: bool) -> list[str]:
+    """HARN-05 for a whole run: one that checked nothing, or never exercised a declared capability (judged
+    only when nothing was deselected), proves nothing and must not pass."""
+    if log.executed() == 0:
+        return [
+            "HARN-05: no conformance clause was executed (everything deselected, skipped or not applicable), "
+            "so this run proves nothing"
+        ]
+    unexercised = log.unexercised(capabilities) if everything_selected else []
+    if unexercised:
+        return [f"HARN-05: declared capabilities exercised by no executed clause: {', '.join(unexercised)}"]
+    return []
 
 
 def baseline_path(configured: str | None, invocation_dir: Path) -> Path:

@@ -13,7 +13,7 @@ from .adapters import ResolvedAdapter
 from .baseline import BaselineError, load_baseline
 from .checks.context import HarnessSettings
 from .checks.registry import Failure
-from .gate import Gate
+from .gate import Gate, session_errors
 from .reporting.format import format_failure
 from .reporting.outcomes import REASON_PROPERTY, STATUS_PROPERTY, OutcomeLog
 from .reporting.writers import FORMATS, format_of
@@ -196,17 +196,9 @@ class ConformancePlugin:
     def _judge_harn_05(self, session: pytest.Session, exitstatus: int) -> None:
         """HARN-05: a gate that checked nothing, or never exercised a declared capability, must not pass."""
         errors = self.log.gate_errors
-        if self.log.executed() == 0:
-            errors.append(
-                "HARN-05: no conformance clause was executed (everything deselected, skipped or not "
-                "applicable), so this run proves nothing"
-            )
-        elif not self.deselected:
-            unexercised = self.log.unexercised(self.resolved.spec.capabilities)
-            if unexercised:
-                errors.append(
-                    f"HARN-05: declared capabilities exercised by no executed clause: {', '.join(unexercised)}"
-                )
+        errors.extend(
+            session_errors(self.log, self.resolved.spec.capabilities, everything_selected=not self.deselected)
+        )
         if errors and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

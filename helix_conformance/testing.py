@@ -100,45 +100,34 @@ def run_conformance(
     scenarios: Iterable[str] | None = None,
     timeout: float = 10.0,
     examples: int = 5,
+    seed: int | None = None,
     cassette_dir: Path | None = None,
     strict: bool = False,
+    baseline: Path | None = None,
 ) -> dict[str, Any]:
-    """Run the suite (or the named clauses/scenarios of it) without pytest.
+    """Run the suite (or the named clauses/scenarios of it) without pytest; return the report.
 
-    Returns ``{"adapter", "passed", "results": [{"id", "clause", "scenario", "level", "outcome", "message"}]}``;
-    ``passed`` is the gate's verdict: no MUST failure (no failure at all when ``strict``) and something ran.
+    The report is the one ``--helix-report=r.json`` writes (``verdict``, ``clauses``, ``results`` with
+    ``outcome``, ``message`` and ``reproduce`` per clause x scenario, ``gate_errors``), plus ``passed``: the
+    gate's verdict as a bool. ``baseline`` is a file of known failures, as for ``--helix-baseline``.
+    Render it with ``helix_conformance.reporting.writers.renderer("html")(report)``.
     """
-    from .checks.context import HarnessSettings
-    from .suite import SuiteRunner, plan_suite
+    from .standalone import run_suite
 
-    wanted_clauses = set(clauses) if clauses is not None else None
-    wanted_scenarios = set(scenarios) if scenarios is not None else None
-    planned = [
-        p
-        for p in plan_suite(spec)
-        if (wanted_clauses is None or p.clause in wanted_clauses)
-        and (wanted_scenarios is None or p.scenario.id in wanted_scenarios)
-    ]
-    runner = SuiteRunner(spec, HarnessSettings(timeout=timeout, examples=examples), cassette_dir)
-    runner.expect(planned)
-    results = []
-    passed = True
-    for item in planned:
-        outcome = runner.run(item)
-        if outcome.outcome == "failed" and (item.level == "MUST" or strict):
-            passed = False
-        results.append(
-            {
-                "id": item.test_id,
-                "clause": item.clause,
-                "scenario": item.scenario.id,
-                "level": item.level,
-                "outcome": outcome.outcome,
-                "message": outcome.failure.message if outcome.failure else outcome.reason,
-            }
-        )
-    return {
-        "adapter": spec.name,
-        "passed": passed and any(r["outcome"] != "skipped" for r in results),
-        "results": results,
-    }
+    known = None
+    if baseline is not None:
+        from .baseline import load_baseline
+        from .scenarios import SCENARIOS
+
+        known = load_baseline(Path(baseline), (s.id for s in SCENARIOS))
+    return run_suite(
+        spec,
+        clauses=clauses,
+        scenarios=scenarios,
+        timeout=timeout,
+        examples=examples,
+        seed=seed,
+        cassette_dir=cassette_dir,
+        strict=strict,
+        baseline=known,
+    )

@@ -24,6 +24,9 @@ class Command(Protocol):
 
 
 COMMANDS: dict[str, str] = {
+    "list": "helix_conformance.cli.listing",
+    "explain": "helix_conformance.cli.explain",
+    "replay": "helix_conformance.cli.replay",
     "report": "helix_conformance.cli.report",
     "import": "helix_conformance.cli.import_cmd",
 }

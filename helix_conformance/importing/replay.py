@@ -34,6 +34,8 @@ class Replayed:
 
     outcome: dict[str, Any]
     problems: list[str]
+    trace: str = ""
+    """The run's requests, chunks and callbacks in order (``helix-conformance replay --cassette``)."""
 
 
 def outcome_of(result: Any) -> dict[str, Any]:
@@ -145,7 +147,8 @@ def replay_interaction(
     problems: list[str] = []
     if run.setup_error or run.raised is not None or run.timed_out:
         what = run.setup_error or (f"raised {run.raised!r}" if run.raised is not None else "timed out")
-        return Replayed({"type": "raised"}, [f"generate_step {what} (NT-01: it must return a StepResult)"])
+        problem = f"generate_step {what} (NT-01: it must return a StepResult)"
+        return Replayed({"type": "raised"}, [problem], run.trace.describe())
     if run.unintercepted or run.unused_interactions:
         problems.append("the adapter did not make exactly the one request the recording answers")
     outcome = outcome_of(run.result)
@@ -155,4 +158,4 @@ def replay_interaction(
             problems.append(
                 f"STR-01: text deltas {streamed[:60]!r} differ from content {outcome['content'][:60]!r}"
             )
-    return Replayed(outcome, problems)
+    return Replayed(outcome, problems, run.trace.describe())

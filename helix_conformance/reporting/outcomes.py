@@ -72,6 +72,10 @@ class OutcomeLog:
                 str(props.get(REASON_PROPERTY, "")),
             )
 
+    def record(self, outcome: ItemOutcome) -> None:
+        """Add an outcome computed without pytest (``run_conformance``)."""
+        self.items[outcome.nodeid] = outcome
+
     def unexercised(self, capabilities: frozenset[str]) -> list[str]:
         """Declared capabilities that no executed check needed (HARN-05)."""
         used: set[str] = set()
