@@ -17,3 +17,37 @@ def adapters(pytester: pytest.Pytester) -> pytest.Pytester:
     """The pytester directory with the third-party module ``my_adapter`` importable (the cwd is on sys.path)."""
     pytester.makepyfile(my_adapter=ADAPTERS)
     return pytester
+
+
+# --- the mutation score: every broken adapter and the clause that caught it ---------------------------------
+
+BROKEN_TEST = "test_broken_adapters.py::test_broken_adapter_fails_its_clause["
+_broken_outcomes: dict[str, str] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if BROKEN_TEST in report.nodeid and (report.when == "call" or not report.passed):
+        name = report.nodeid.split(BROKEN_TEST, 1)[1].rstrip("]")
+        _broken_outcomes[name] = "caught" if report.passed else ("gap" if report.skipped else "MISSED")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the score of the broken-adapter library, grouped by the clause that catches each adapter."""
+    if not _broken_outcomes:
+        return
+    from broken_adapters import BROKEN_ADAPTERS
+
+    by_clause: dict[str, list[str]] = {}
+    for broken in BROKEN_ADAPTERS:
+        if broken.name in _broken_outcomes:
+            mark = {"caught": "", "gap": " (known gap)", "MISSED": " (MISSED)"}[_broken_outcomes[broken.name]]
+            by_clause.setdefault(broken.caught_by, []).append(f"{broken.name}{mark}")
+    caught = sum(1 for outcome in _broken_outcomes.values() if outcome == "caught")
+    write = terminalreporter.write_line
+    write("")
+    write(
+        f"broken adapters: {caught} of {len(_broken_outcomes)} caught on their clause "
+        f"(mutation score {100 * caught / len(_broken_outcomes):.0f}%)"
+    )
+    for clause in sorted(by_clause, key=lambda c: (c.split("-")[0], c)):
+        write(f"  {clause:<8} {', '.join(by_clause[clause])}")

@@ -14,7 +14,8 @@ xfail whose reason says what the check misses. (None is open: the six gaps found
 Modules, by clause family: ``results`` (RES, FIN, STOP), ``streaming`` (STR), ``naive`` (STR, NT),
 ``requests`` (MSG, TOOL, CFG-01/02, CACHE), ``errors`` (ERR, CFG-03, NT, AB, HARN), ``coverage`` (the
 remaining clauses, so that every registered check is tripped by at least one adapter), ``undeclared``
-(HARN-05: capabilities left undeclared and then got silently wrong), all OpenAI Chat;
+(HARN-05: capabilities left undeclared and then got silently wrong), ``hostile`` (BaseExceptions, None,
+not async, unrecorded URLs: dangerous to a harness, reported on their clause), all OpenAI Chat;
 ``anthropic_requests`` (MSG, TOOL, CACHE) and ``anthropic_responses`` (MSG-08, STOP, RES, STR, ERR) for
 Anthropic Messages, and ``gemini_requests`` (MSG, TOOL, CFG-01, CACHE-04) and ``gemini_responses`` (STR,
 RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has its own rules.
@@ -30,6 +31,7 @@ from . import (
     errors,
     gemini_requests,
     gemini_responses,
+    hostile,
     naive,
     requests,
     results,
@@ -82,4 +84,5 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *gemini_requests.ADAPTERS,
     *gemini_responses.ADAPTERS,
     *undeclared.ADAPTERS,
+    *hostile.ADAPTERS,
 ]
