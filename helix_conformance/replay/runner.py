@@ -24,6 +24,8 @@ REPLAY_API_KEY = "sk-helix-replay-0000000000000000000000000000"
 AGENT_ID = "helix-conformance-agent"
 POST_RETURN_LOOP_TURNS = 8
 """Loop turns watched after return: callbacks fired by leftover tasks land in the trace (STR-07)."""
+POST_RETURN_WAIT_S = 0.001
+"""Then a short wait, so timers of leftover work fire too; skipped when nothing is left that could fire."""
 THREAD_GRACE_S = 2.0
 
 
@@ -58,6 +60,9 @@ class ScenarioRun:
     input_before: Any = None
     input_after: Any = None
     duration_s: float = 0.0
+    step_s: float = 0.0
+    """Wall time spent awaiting generate_step (all steps): the adapter's share of the run, including the
+    replay transport it reads from; the rest of ``duration_s`` is the harness's (benchmarks/)."""
     interactions: list[ReplayInteraction] = field(default_factory=list)
 
     @property
@@ -161,6 +166,7 @@ async def _drive(
     for _ in range(options.steps):
         step_input = build_input(scenario, spec, trace, options, controller)
         run.input_before = snapshot_input(step_input)
+        step_started = time.monotonic()
         try:
             outcome = adapter.generate_step(step_input)
             if not inspect.isawaitable(outcome):
@@ -171,16 +177,20 @@ async def _drive(
             if options.cancel_after_chunks is not None:
                 await _run_and_cancel(run, outcome, options.cancel_after_chunks)
                 return
-            result = await asyncio.wait_for(_returning(outcome, trace), options.timeout)
+            result = await asyncio.wait_for(_caught(_returning(outcome, trace), run), options.timeout)
+            if run.raised is not None:
+                raise run.raised
         except asyncio.TimeoutError:
             run.timed_out = True
             return
         except BaseException as exc:  # NT-01/NT-03 judge whatever escaped
+            run.step_s += time.monotonic() - step_started
             if trace.returned_at() is None:
                 trace.add("returned", name="raised")
             run.raised = exc
             run.input_after = snapshot_input(step_input)
             return
+        run.step_s += time.monotonic() - step_started
         run.results.append(result)
         run.input_after = snapshot_input(step_input)
     await asyncio.sleep(0)
@@ -190,11 +200,24 @@ async def _drive(
     run.pending_tasks = [repr(t.get_coro()) for t in leftover]
     for _ in range(POST_RETURN_LOOP_TURNS):
         await asyncio.sleep(0)
-    await asyncio.sleep(0.001)
+    started_since = [t for t in asyncio.all_tasks() - before if t is not current and not t.done()]
+    if leftover or started_since or not _idle(asyncio.get_running_loop()):
+        await asyncio.sleep(POST_RETURN_WAIT_S)
     for task in leftover:
         task.cancel()
     with contextlib.suppress(BaseException):
         await asyncio.wait_for(asyncio.gather(*leftover, return_exceptions=True), 1.0)
+
+
+def _idle(loop: asyncio.AbstractEventLoop) -> bool:
+    """True when, after the step returned, the loop holds nothing that could still fire a callback: no
+    live timer and no executor thread. Left-over tasks are counted apart. An unknown loop implementation
+    (without asyncio's ``_scheduled`` / ``_default_executor``) is never considered idle: we wait, as always.
+    """
+    scheduled = getattr(loop, "_scheduled", None)
+    if scheduled is None or getattr(loop, "_default_executor", True) is not None:
+        return False
+    return all(handle.cancelled() for handle in scheduled)
 
 
 async def _returning(awaitable: Any, trace: Trace) -> Any:
@@ -209,15 +232,28 @@ async def _returning(awaitable: Any, trace: Trace) -> Any:
     return result
 
 
+async def _caught(outcome: Any, run: ScenarioRun) -> Any:
+    """Await the step, keeping what it raises as data. asyncio lets SystemExit and KeyboardInterrupt escape
+    a task and tear down the event loop (and so the harness's thread); cancellation still propagates."""
+    try:
+        return await outcome
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:
+        run.raised = exc
+        return None
+
+
 async def _run_and_cancel(run: ScenarioRun, outcome: Any, after_chunks: int) -> None:
     """NT-03: cancel the task mid-stream; it must end promptly with CancelledError."""
-    task = asyncio.ensure_future(outcome)
+    task = asyncio.ensure_future(_caught(outcome, run))
     deadline = time.monotonic() + run.options.timeout
     while not task.done() and len(run.trace.of("chunk")) < after_chunks and time.monotonic() < deadline:
         await asyncio.sleep(0)
     if task.done():
         run.cancelled = False
-        run.results.append(task.result() if not task.exception() else None)
+        if run.raised is None:
+            run.results.append(task.result())
         return
     cancelled_at = time.monotonic()
     task.cancel()
@@ -227,8 +263,5 @@ async def _run_and_cancel(run: ScenarioRun, outcome: Any, after_chunks: int) -> 
         run.cancelled = False
         return
     run.cancelled = task.cancelled()
-    if not task.cancelled():
-        if task.exception() is None:
-            run.results.append(task.result())
-        else:
-            run.raised = task.exception()
+    if not task.cancelled() and run.raised is None:
+        run.results.append(task.result())

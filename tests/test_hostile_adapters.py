@@ -1,0 +1,77 @@
+"""Hostile adapters run through pytest as users run it: the run reports each on its clause, never crashes,
+never stops early and never hangs past --helix-timeout. (tests/broken_adapters/hostile.py checks the clauses.)"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from plugin_runs import assert_no_crash, output, run
+
+HOSTILE = """
+import asyncio, dataclasses
+from my_adapter import spec as base
+from reference_adapters.openai_chat import OpenAIChatAdapter
+
+class Boom(BaseException):
+    pass
+
+class Hostile(OpenAIChatAdapter):
+    what = None
+    async def generate_step(self, input):
+        if self.what == "hang":
+            await asyncio.Event().wait()
+        if self.what == "block":
+            import time; time.sleep(3)
+        raise {"exit": SystemExit(3), "interrupt": KeyboardInterrupt(), "base": Boom("boom")}[self.what]
+
+def _spec(what):
+    cls = type(f"Hostile_{what}", (Hostile,), {"what": what})
+    return dataclasses.replace(base, name=what, factory=lambda ctx: cls(api_key=ctx.api_key, base_url=ctx.base_url))
+
+exits, interrupts, base_exc, hangs, blocks = (_spec(w) for w in ("exit", "interrupt", "base", "hang", "block"))
+"""
+SELECT = ("-k", "text_basic or tool_call_parallel")
+
+
+@pytest.mark.parametrize(
+    ("name", "raised"),
+    [("exits", "SystemExit: 3"), ("interrupts", "KeyboardInterrupt: "), ("base_exc", "Boom: boom")],
+)
+def test_base_exceptions_fail_nt01_and_the_run_goes_on(
+    adapters: pytest.Pytester, name: str, raised: str
+) -> None:
+    adapters.makepyfile(hostile=HOSTILE)
+    result = run(
+        adapters,
+        f"--adapter=hostile:{name}",
+        *SELECT,
+        "-W",
+        "error::pytest.PytestUnhandledThreadExceptionWarning",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, output(result)  # not INTERRUPTED (2), not a crash
+    assert_no_crash(result)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) + outcomes.get("passed", 0) + outcomes.get("xfailed", 0) > 40, outcomes
+    result.stdout.fnmatch_lines([f"  actual:   {raised}*"])
+    assert "FAILED helix-conformance::test_conformance[openai-chat::tool_call_parallel::NT-01]" in output(
+        result
+    )
+
+
+@pytest.mark.parametrize("name", ["hangs", "blocks"])
+def test_a_hanging_adapter_is_cut_off_at_the_timeout(adapters: pytest.Pytester, name: str) -> None:
+    """``hangs`` awaits forever; ``blocks`` blocks its event loop with time.sleep, which no await can cancel."""
+    adapters.makepyfile(hostile=HOSTILE)
+    started = time.monotonic()
+    result = run(
+        adapters,
+        f"--adapter=hostile:{name}",
+        "-k",
+        "text_basic and (HARN-03 or RES-01)",
+        "--helix-timeout=0.5",
+    )
+    assert time.monotonic() - started < 60
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, output(result)
+    assert_no_crash(result)
+    result.stdout.fnmatch_lines(["*generate_step did not return within 0.5 s*"])
