@@ -1,0 +1,59 @@
+"""Benchmarks of helix-conformance, printed as one table: figure, value, target, ratio, met?.
+
+    python benchmarks/run.py            # full: every reference adapter, 3 rounds (about 4 minutes)
+    python benchmarks/run.py --quick    # smoke run: the mock adapter, small streams, 1 round
+
+Every compared figure is measured side by side in the same run, interleaved; values are medians of the
+rounds with their spread (±), and the last line says how noisy the machine was. See benchmarks/README.md
+for what each row means. Nothing here is a test: timings are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from measure import Row, Samples, machine_note, render
+from parsing import parsing_rows
+from plugin_cost import plugin_rows
+from replay_bench import replay_rows
+from suite_bench import suite_rows
+
+REFERENCE_ADAPTERS = ["openai", "anthropic", "gemini", "mock"]
+PROVIDERS = ["openai", "anthropic", "gemini"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="a fast smoke run: every row, small samples")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds per figure (default 3, quick 1)")
+    parser.add_argument("--adapters", nargs="+", help="adapters for the suite rows (default: all four)")
+    parser.add_argument("--events", type=int, help="events in the large streams (default 5000, quick 500)")
+    args = parser.parse_args(argv)
+    rounds = args.rounds or (1 if args.quick else 3)
+    adapters = args.adapters or (["mock"] if args.quick else REFERENCE_ADAPTERS)
+    events = args.events or (500 if args.quick else 5000)
+
+    rows: list[Row] = []
+    samples: list[Samples] = []
+    for produce in (
+        lambda: suite_rows(adapters, rounds),
+        lambda: plugin_rows(max(rounds, 2) if args.quick else rounds + 2),
+        lambda: parsing_rows(PROVIDERS, events, rounds if args.quick else rounds + 2),
+        lambda: replay_rows(events, rounds),
+    ):
+        new_rows, new_samples = produce()
+        rows += new_rows
+        samples += new_samples
+        print(f"… {len(rows)} rows measured", file=sys.stderr, flush=True)
+    print(render(rows))
+    print()
+    print(f"Machine: {machine_note(samples)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
