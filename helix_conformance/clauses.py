@@ -840,7 +840,10 @@ CLAUSES: dict[str, Clause] = {
         ),
         common_mistakes=(
             "Sending `temperature: null`, putting max_output_tokens in the wrong field (`max_tokens` vs "
-            "`max_completion_tokens`, Gemini `maxOutputTokens`), or forgetting `top_k` and `seed`."
+            "`max_completion_tokens`, Gemini `maxOutputTokens`), or forgetting `top_k` and `seed`. With an "
+            "official SDK, passing a parameter its typed `create()` no longer accepts (recent anthropic SDKs "
+            "have no `temperature`/`top_p`/`top_k` keywords: send them in `extra_body`); the TypeError is "
+            "raised before any request is sent."
         ),
     ),
     "CFG-02": Clause(
@@ -873,7 +876,9 @@ CLAUSES: dict[str, Clause] = {
         ),
         common_mistakes=(
             "Off-by-one counting (`max_retries` attempts instead of 1 + `max_retries`), retrying 400/401, "
-            "not retrying 529 or connect errors, or stacking the SDK's own retries on top of the adapter's."
+            "not retrying 529 or connect errors, or stacking the SDK's own retries on top of the adapter's "
+            "(the openai and anthropic SDKs retry 408/409/429/5xx and connection errors twice by default: "
+            "build the client with `max_retries=0` and retry `config.max_retries` times yourself)."
         ),
     ),
     "CFG-04": Clause(
@@ -960,7 +965,10 @@ CLAUSES: dict[str, Clause] = {
         ),
         common_mistakes=(
             "Ignoring Anthropic `event: error`, treating an OpenAI chunk with an `error` key as an empty "
-            "chunk, or failing to parse Gemini's raw JSON error body."
+            "chunk, or failing to parse Gemini's raw JSON error body. With the official SDKs, classifying "
+            "by HTTP status: the anthropic SDK raises an `event: error` as an `APIStatusError` whose "
+            "`status_code` is the stream's 200 (take the code from `error.type`), the openai SDK an "
+            "`APIError` with no status (take it from `.type`/`.code`)."
         ),
     ),
     "ERR-04": Clause(
@@ -978,7 +986,9 @@ CLAUSES: dict[str, Clause] = {
         ),
         common_mistakes=(
             "Returning whatever was accumulated when the stream ends without `message_stop`, `[DONE]` or a "
-            "finish reason, or marking the error non-retryable."
+            "finish reason, or marking the error non-retryable. With the anthropic SDK, a dropped stream "
+            "raises a bare `httpx2.ReadError`/`httpx2.ReadTimeout` (not an SDK class) that a catch-all "
+            "turns into a non-retryable error."
         ),
     ),
     "ERR-05": Clause(
@@ -997,7 +1007,11 @@ CLAUSES: dict[str, Clause] = {
         ),
         common_mistakes=(
             "Letting `httpx.ConnectError`/`ReadTimeout` escape, mapping timeouts to `provider_error`, or "
-            "raising `JSONDecodeError` on an HTML 502 page."
+            "raising `JSONDecodeError` on an HTML 502 page. With an official SDK, catching only its own "
+            "classes: the openai SDK wraps transport failures as `APITimeoutError`/`APIConnectionError`, but "
+            "the anthropic SDK lets `httpx2.ReadTimeout`/`httpx2.ReadError` escape from a stream that has "
+            "started, so also map `httpx2.TimeoutException` (provider_timeout) and `httpx2.TransportError` "
+            "(provider_error), both retryable."
         ),
     ),
     "ERR-06": Clause(
@@ -1224,7 +1238,9 @@ CLAUSES: dict[str, Clause] = {
         ),
         common_mistakes=(
             "Sending an extra request (a models-list or token-count call, an unplanned retry) or a different "
-            "URL or body than the one recorded."
+            "URL or body than the one recorded. The classic unplanned retry is the official SDK's own: "
+            "`AsyncOpenAI`/`AsyncAnthropic` retry 408/409/429/5xx twice by default, so build the client with "
+            "`max_retries=0` and honour `config.max_retries` in the adapter (CFG-03)."
         ),
     ),
     "HARN-02": Clause(

@@ -124,5 +124,19 @@ def error_of(result: Any) -> HelixError | Exception | None:
 
 
 def short(result: Any) -> str:
+    """``describe_result`` as one line for a failure message; an error result also shows its message
+    (display only: ``describe_result`` leaves it out because messages may differ between runs)."""
     summary = describe_result(result)
-    return ", ".join(f"{k}={v!r}" for k, v in summary.items() if v is not None)
+    text = ", ".join(f"{k}={v!r}" for k, v in summary.items() if v is not None)
+    if isinstance(result, ErrorStepResult):
+        text += f", message={error_message(result.error)!r}"
+    return text
+
+
+def error_message(error: BaseException, limit: int = 300) -> str:
+    """What an error says, and what it was caused by: the text an author needs to see why it was returned."""
+    message = " ".join(str(error).split())
+    cause = getattr(error, "cause", None) or error.__cause__
+    if cause is not None:
+        message += f" (cause: {type(cause).__module__}.{type(cause).__name__})"
+    return message if len(message) <= limit else message[: limit - 1] + "…"

@@ -10,7 +10,7 @@ from ..profiles.base import WireProfile
 from ..replay.delivery import MutatedPlan
 from ..replay.runner import REPLAY_API_KEY, RunOptions
 from ..scenarios.model import HttpError, Scenario
-from .common import expects, has_recorded_stream, named, short, tagged
+from .common import error_message, expects, has_recorded_stream, named, short, tagged
 from .context import CheckContext
 from .properties import falsify
 from .registry import check, fail
@@ -39,7 +39,18 @@ def _code_is_expected(ctx: CheckContext) -> None:
     error = _error(ctx)
     codes = ctx.scenario.expect.error_codes
     if codes and error.code not in codes:
-        fail(ctx, "wrong error code", expected=codes[0] if len(codes) == 1 else codes, actual=error.code)
+        fail(
+            ctx,
+            "wrong error code",
+            expected=codes[0] if len(codes) == 1 else codes,
+            actual=error.code,
+            details=_returned(error),
+        )
+
+
+def _returned(error: HelixError) -> str:
+    """The error the adapter returned, with its cause: shows which exception was classified wrongly."""
+    return f"returned: {error.code}, retryable={error.retryable}: {error_message(error)}"
 
 
 @check("ERR-01", applies=tagged("http_error"))
@@ -77,7 +88,13 @@ def stream_error_event_gives_its_code(ctx: CheckContext) -> None:
 def dropped_stream_is_an_error_not_partial_text(ctx: CheckContext) -> None:
     _code_is_expected(ctx)
     if _error(ctx).retryable is not True:
-        fail(ctx, "a dropped or truncated stream is retryable", expected=True, actual=_error(ctx).retryable)
+        fail(
+            ctx,
+            "a dropped or truncated stream is retryable",
+            expected=True,
+            actual=_error(ctx).retryable,
+            details=_returned(_error(ctx)),
+        )
 
 
 @check("ERR-05", applies=tagged("transport", "bad_body"))
@@ -85,7 +102,13 @@ def transport_failures_and_foreign_bodies_classified(ctx: CheckContext) -> None:
     _code_is_expected(ctx)
     want = ctx.scenario.expect.retryable
     if want is not None and _error(ctx).retryable != want:
-        fail(ctx, "wrong retryable flag", expected=want, actual=_error(ctx).retryable)
+        fail(
+            ctx,
+            "wrong retryable flag",
+            expected=want,
+            actual=_error(ctx).retryable,
+            details=_returned(_error(ctx)),
+        )
 
 
 @check("ERR-06", applies=expects("error"))

@@ -11,10 +11,19 @@ def every_request_matched(ctx: CheckContext) -> None:
     run = ctx.main
     unmatched = [f"{r.method} {r.url}" for r in run.trace.requests if r.interaction is None]
     if unmatched or run.unintercepted:
+        requests = [f"{r.method} {r.url}" for r in run.trace.requests]
+        repeated = any(request in requests[:i] for i, request in enumerate(requests) if request in unmatched)
+        why = (
+            ": the same request was sent again after its recorded response, a retry the recording does "
+            "not contain (is the HTTP client or SDK retrying on its own? the official SDKs do unless built "
+            "with max_retries=0)"
+            if repeated
+            else ""
+        )
         fail(
             ctx,
             "the adapter made requests that match no recorded interaction (even if it turned the "
-            "replay error into an ErrorStepResult)",
+            f"replay error into an ErrorStepResult){why}",
             actual=unmatched + [f"socket to {a}" for a in run.unintercepted],
             details=run.trace.describe(),
         )

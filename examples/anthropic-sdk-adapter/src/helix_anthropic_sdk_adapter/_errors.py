@@ -1,0 +1,105 @@
+"""The anthropic SDK's exceptions as HelixErrors (CONTRACT ERR-01..05, ERR-07).
+
+The SDK raises; the contract wants every failure returned as an ``ErrorStepResult`` carrying a HelixError with
+the right code, ``status_code``, ``retryable`` flag and the SDK exception on ``cause``. This module is the one
+place that knows the SDK's exception classes.
+
+Traps: an ``event: error`` inside a 200 stream (``overloaded_error`` mid-answer) is raised by the SDK as an
+``APIStatusError`` whose ``status_code`` is the stream's 200. Its code comes from the error ``type``
+(ERR-03), not from the status. And once a stream has started, transport failures escape as bare
+``httpx2`` exceptions, not as ``APIConnectionError``/``APITimeoutError``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import anthropic
+import httpx2
+
+from helix_conformance.contract import (
+    PROVIDER_AUTH_ERROR,
+    PROVIDER_ERROR,
+    PROVIDER_INVALID_REQUEST,
+    PROVIDER_OVERLOADED,
+    PROVIDER_RATE_LIMITED,
+    PROVIDER_TIMEOUT,
+    REQUEST_ABORTED,
+    HelixError,
+)
+
+_RETRYABLE = frozenset({PROVIDER_RATE_LIMITED, PROVIDER_OVERLOADED, PROVIDER_TIMEOUT, PROVIDER_ERROR})
+_BEARER = re.compile(r"(Bearer\s+)[^\s\"',]+", re.IGNORECASE)
+
+
+def code_for_status(status: int) -> str:
+    """HTTP status -> HelixError code (ERR-01)."""
+    if status in (401, 403):
+        return PROVIDER_AUTH_ERROR
+    if status == 429:
+        return PROVIDER_RATE_LIMITED
+    if status == 408:
+        return PROVIDER_TIMEOUT
+    if status in (503, 529):
+        return PROVIDER_OVERLOADED
+    if status >= 500:
+        return PROVIDER_ERROR
+    return PROVIDER_INVALID_REQUEST  # 400, 404, 413, 422 and every other 4xx
+
+
+def code_for_stream_error(error_type: str | None) -> str:
+    """An error event's ``type`` -> HelixError code (ERR-03)."""
+    kind = (error_type or "").lower()
+    if "rate_limit" in kind:
+        return PROVIDER_RATE_LIMITED
+    if "overloaded" in kind:
+        return PROVIDER_OVERLOADED
+    return PROVIDER_ERROR
+
+
+def from_sdk(exc: Exception, api_key: str) -> HelixError:
+    """The HelixError for anything the SDK (or our parsing of its stream) raised; never raises itself."""
+    if isinstance(exc, HelixError):
+        return exc
+    if isinstance(exc, anthropic.APIStatusError) and exc.status_code < 400:  # ERR-03: error event, 200 stream
+        code = code_for_stream_error(exc.type)
+        return _error(f"stream error: {exc.message}", api_key, code, code in _RETRYABLE, None, exc)
+    if isinstance(exc, anthropic.APIStatusError):  # ERR-01, ERR-02: 4xx/5xx before the stream started
+        status = exc.status_code
+        retryable = status in (408, 429) or status >= 500
+        return _error(
+            f"HTTP {status}: {exc.message}", api_key, code_for_status(status), retryable, status, exc
+        )
+    if isinstance(exc, anthropic.APITimeoutError):  # ERR-05 (a subclass of APIConnectionError: tested first)
+        return _error("request timed out", api_key, PROVIDER_TIMEOUT, True, None, exc)
+    if isinstance(exc, anthropic.APIConnectionError):  # ERR-04, ERR-05: refused, reset, dropped mid-stream
+        return _error(
+            f"connection failed: {exc} ({exc.__cause__!r})", api_key, PROVIDER_ERROR, True, None, exc
+        )
+    # The SDK wraps transport errors only until the response starts: while a stream is read, httpx2's own
+    # exceptions escape unwrapped (ERR-04, ERR-05).
+    if isinstance(exc, httpx2.TimeoutException):
+        return _error(
+            f"read timed out: {type(exc).__name__}: {exc}", api_key, PROVIDER_TIMEOUT, True, None, exc
+        )
+    if isinstance(exc, httpx2.TransportError):
+        return _error(
+            f"connection failed: {type(exc).__name__}: {exc}", api_key, PROVIDER_ERROR, True, None, exc
+        )
+    # ERR-05: invalid JSON in the stream, unexpected shapes: the body is not the provider's format
+    return _error(f"unexpected {type(exc).__name__}: {exc}", api_key, PROVIDER_ERROR, False, None, exc)
+
+
+def aborted(reason: object) -> HelixError:
+    """The terminal error of an aborted step: its own code, never retried (AB-03)."""
+    return HelixError(f"request aborted: {reason}", code=REQUEST_ABORTED, retryable=False)
+
+
+def _error(
+    message: str, api_key: str, code: str, retryable: bool, status: int | None, cause: Exception
+) -> HelixError:
+    """A HelixError whose message cannot leak the API key, echoed back in some error bodies (ERR-07)."""
+    text = _BEARER.sub(r"\1[REDACTED]", f"anthropic: {message}")
+    if api_key:
+        text = text.replace(api_key, "[REDACTED]")
+    return HelixError(text, code=code, retryable=retryable, status_code=status, cause=cause)

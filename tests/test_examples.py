@@ -1,0 +1,81 @@
+"""The example adapter packages in ``examples/``, run the way their authors run them.
+
+Each example is a separately installable package built on an official SDK (``openai``, ``anthropic``) and
+registered as an entry point in group ``helix_conformance.adapters``. ``pytest --adapter=NAME`` runs the full
+suite against it, in a subprocess inside a fresh pytester directory, from the bundled cassettes; it must pass
+every clause. An example that is not installed fails (it is part of the project's test command), with the
+command that installs it. One full run per example: each takes 15-30 s.
+"""
+
+from __future__ import annotations
+
+import ast
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from plugin_runs import assert_no_crash, output, run
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+GROUP = "helix_conformance.adapters"
+CASES = {  # entry point name -> (project directory, import package)
+    "openai-sdk": ("openai-sdk-adapter", "helix_openai_sdk_adapter"),
+    "anthropic-sdk": ("anthropic-sdk-adapter", "helix_anthropic_sdk_adapter"),
+}
+
+
+def _require_installed(name: str) -> None:
+    """Fail, not skip, when the example's entry point is missing: the gate would silently check nothing."""
+    directory = CASES[name][0]
+    if not any(ep.name == name for ep in metadata.entry_points(group=GROUP)):
+        pytest.fail(
+            f"example adapter {name!r} is not installed (no entry point {name!r} in group {GROUP!r}); "
+            f'install it with: pip install -e ".[test]" -e examples/{directory}',
+            pytrace=False,
+        )
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_example_passes_the_full_suite(pytester: pytest.Pytester, name: str) -> None:
+    _require_installed(name)
+    result = run(pytester, f"--adapter={name}", "-q")
+    text = output(result)
+    assert result.ret == pytest.ExitCode.OK, text[-6000:]
+    assert_no_crash(result)
+    outcomes = result.parseoutcomes()
+    assert set(outcomes) <= {"passed", "xfailed", "skipped"}, outcomes
+    assert outcomes["passed"] > 1000, outcomes  # the whole suite ran, not a selection
+    assert f"helix-conformance summary for adapter '{name}'" in text
+    assert "VERDICT: PASS" in text
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_example_imports_only_the_public_contract(name: str) -> None:
+    """Examples are what third-party authors copy: from our package they may use only
+    ``helix_conformance.contract``, the public API (as the reference adapters do)."""
+    directory, package = CASES[name]
+    sources = sorted((EXAMPLES / directory / "src" / package).glob("*.py"))
+    assert sources, f"no sources under examples/{directory}/src/{package}"
+    for source in sources:
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            modules = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            for module in modules:
+                if module.split(".")[0] in ("helix_conformance", "reference_adapters"):
+                    assert module == "helix_conformance.contract", f"{source.name} imports {module}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_example_declares_its_entry_point(name: str) -> None:
+    """The installed entry point is the one the example's pyproject.toml declares."""
+    _require_installed(name)
+    directory, package = CASES[name]
+    pyproject = (EXAMPLES / directory / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'{name} = "{package}:spec"' in pyproject
+    (entry_point,) = [ep for ep in metadata.entry_points(group=GROUP) if ep.name == name]
+    assert entry_point.value == f"{package}:spec"
