@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Protocol
@@ -65,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageFailure as exc:
         print(f"helix-conformance {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `helix-conformance explain X | head`: the reader left, which is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
