@@ -71,7 +71,7 @@ def load_baseline(path: Path, scenario_ids: Iterable[str]) -> Baseline:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise BaselineError(f"baseline {where} is not valid YAML: {_first_line(str(exc))}") from None
+        raise BaselineError(f"baseline {where} is not valid YAML: {_one_line(str(exc))}") from None
     if data is None:
         return Baseline(path)
     if not isinstance(data, dict) or not isinstance(data.get("entries", []), list):
@@ -135,5 +135,5 @@ def write_baseline(path: Path, entries: Iterable[BaselineEntry], adapter: str) -
     return len(ordered)
 
 
-def _first_line(text: str) -> str:
+def _one_line(text: str) -> str:
     return " ".join(text.split())

@@ -244,8 +244,8 @@ class ConformancePlugin:
         self._judge_harn_05(session, exitstatus)
         if self.gate.write_baseline:
             self._write_baseline(session)
-        elif self.gate.unmatched_errors():
-            self.log.gate_errors.extend(self.gate.unmatched_errors())
+        elif unmatched := self.gate.unmatched_errors():
+            self.log.gate_errors.extend(unmatched)
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.report_paths or self.options["helix_badge"][0]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from ..clauses import get_clause
 from ..contract import ErrorStepResult, HelixError
 from ..contract.results import STEP_RESULT_TYPES
 from .context import CheckContext
@@ -52,7 +53,7 @@ def _must_failures(ctx: CheckContext) -> list[Failure]:
             continue
         if not (ctx.profile.runs_clause(other.clause) and other.applies(ctx.scenario, ctx.profile)):
             continue
-        if other.clause in ctx.scenario.should or _level(other.clause) != "MUST":
+        if other.clause in ctx.scenario.should or get_clause(other.clause).level != "MUST":
             continue
         try:
             other.func(CheckContext(other.clause, ctx.session))
@@ -61,12 +62,6 @@ def _must_failures(ctx: CheckContext) -> list[Failure]:
         except NotApplicable:
             continue
     return failures
-
-
-def _level(clause: str) -> str:
-    from ..clauses import get_clause
-
-    return get_clause(clause).level
 
 
 @check("HARN-05", applies=lambda s, p: bool(s.requires), needs_result=False, when_undeclared=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .._files import write_atomic
 from . import UsageFailure
 
 HELP = "import recordings of other tools (pydantic-ai, vcrpy/pytest-recording, Vercel fixtures) as cassettes"
@@ -68,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
             text = import_recording(
                 recording, source, fmt=args.format, profile=args.profile, status=args.status
             )
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            write_atomic(target, text)  # a failed import never leaves half a cassette
             print(f"imported {recording} -> {target}")
     except ImportFailure as exc:
         raise UsageFailure(str(exc)) from None
