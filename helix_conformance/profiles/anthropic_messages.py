@@ -24,8 +24,9 @@ from ..contract import (
     UserMessage,
 )
 from ..scenarios.model import HttpError, Stream, StreamError
-from . import anthropic_stream
+from . import anthropic_stream, anthropic_summary
 from .base import DecodedRequest, DecodedTool, WireProfile
+from .summary import ResponseSummary
 
 _CONFIG_FIELDS = {
     "max_tokens": "max_output_tokens",
@@ -357,6 +358,9 @@ class AnthropicMessagesProfile(WireProfile):
 
     def error_response(self, error: HttpError) -> tuple[dict[str, str], bytes]:
         return anthropic_stream.error_response(error, seed=f"{error.status}:{error.kind}")
+
+    def summarise_response(self, status: int, headers: Mapping[str, str], body: bytes) -> ResponseSummary:
+        return anthropic_summary.summarise(status, headers, body)
 
     def validate_event(self, event: bytes) -> None:
         anthropic_stream.validate_event(event)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -26,8 +26,9 @@ from ..contract import (
     UserMessage,
 )
 from ..scenarios.model import HttpError, Stream, StreamError
-from . import gemini_stream
+from . import gemini_stream, gemini_summary
 from .base import DecodedRequest, DecodedTool, WireProfile
+from .summary import ResponseSummary
 
 _CONFIG_FIELDS = {
     "maxOutputTokens": "max_output_tokens",
@@ -348,6 +349,9 @@ class GeminiProfile(WireProfile):
 
     def error_response(self, error: HttpError) -> tuple[dict[str, str], bytes]:
         return gemini_stream.error_response(error)
+
+    def summarise_response(self, status: int, headers: Mapping[str, str], body: bytes) -> ResponseSummary:
+        return gemini_summary.summarise(status, headers, body)
 
     def validate_event(self, event: bytes) -> None:
         gemini_stream.validate_event(event)

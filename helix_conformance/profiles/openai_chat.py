@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..contract import AssistantMessage, Message, SystemMessage, ToolCallInfo, ToolMessage, UserMessage
 from ..scenarios.model import HttpError, Stream, StreamError
+from . import openai_chat_summary
 from .base import DecodedRequest, DecodedTool, WireProfile
 from .openai_chat_stream import AZURE_FIRST_CHUNK, ChunkWriter
+from .summary import ResponseSummary
 
 OFF_SPEC_FINISH_REASONS = frozenset({"eos_interrupted"})
 """Deliberately unknown finish reasons used by the ``stop_unknown`` scenario."""
@@ -266,6 +269,9 @@ class OpenAIChatProfile(WireProfile):
             headers["retry-after-ms"] = str(error.retry_after_ms)
         body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
         return headers, (json.dumps(body, indent=2) + "\n").encode()
+
+    def summarise_response(self, status: int, headers: Mapping[str, str], body: bytes) -> ResponseSummary:
+        return openai_chat_summary.summarise(status, headers, body)
 
     def validate_event(self, event: bytes) -> None:
         from openai.types.chat import ChatCompletionChunk
