@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "replay": "helix_conformance.cli.replay",
     "report": "helix_conformance.cli.report",
     "import": "helix_conformance.cli.import_cmd",
+    "scan": "helix_conformance.cli.scan",
 }
 """Subcommand name -> module implementing it (loaded only when that subcommand runs or --help is shown)."""
 

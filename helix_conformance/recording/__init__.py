@@ -1,0 +1,1 @@
+"""Recording live provider traffic into cassettes, with nothing secret ever written (issue #6)."""

@@ -1,0 +1,165 @@
+"""Scrubbing one recorded interaction before it is written: credentials, account ids and key values.
+
+What is replaced (by ``PLACEHOLDER``, or ``URL_PLACEHOLDER`` inside URL-encoded text), keeping the header or
+field itself so the cassette still shows that it was sent:
+
+* headers, request and response, by name (case-insensitive): the credentials (``CREDENTIAL_HEADERS``) and
+  the ids that name the account (``ACCOUNT_HEADERS``: OpenAI ``openai-organization`` / ``openai-project``
+  sent and echoed, Anthropic's ``anthropic-organization-id`` response header, Google's
+  ``x-goog-user-project`` quota project on Vertex), plus ``extra_headers`` (a profile's ``secret_headers``);
+* query parameters of the URI that carry keys (``SECRET_QUERY_KEYS``: Gemini's ``?key=``, OAuth's
+  ``access_token``), edited in place so the rest of the URI keeps its bytes;
+* token fields of bodies (``SECRET_BODY_FIELDS``) in JSON (``"access_token": "..."``) and form-encoded text
+  (``client_secret=...``): none of the three LLM APIs puts a key in a body, but Vertex credentials make the
+  Google client record its OAuth token exchange (``oauth2.googleapis.com/token``), whose request and response
+  carry refresh and access tokens;
+* every literal occurrence of each of ``secrets`` (the key values in use, given by the recorder), also
+  percent-encoded, anywhere: URI, header values, request and response bodies. This is what catches a key a
+  provider echoes back in an error message.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote
+
+PLACEHOLDER = "<scrubbed>"
+URL_PLACEHOLDER = "scrubbed"
+"""In query strings and form bodies, where ``<`` and ``>`` would have to be percent-encoded."""
+
+CREDENTIAL_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "x-goog-api-key",
+        "api-key",
+        "cookie",
+        "set-cookie",
+    }
+)
+"""Headers whose value is a credential: a cassette holding any other value than a placeholder is a leak."""
+ACCOUNT_HEADERS = frozenset(
+    {"openai-organization", "openai-project", "anthropic-organization-id", "x-goog-user-project"}
+)
+"""Headers naming the account the recording was made with: not credentials, but nobody else's business."""
+SCRUBBED_HEADERS = CREDENTIAL_HEADERS | ACCOUNT_HEADERS
+SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "access_token"})
+SECRET_BODY_FIELDS = frozenset(
+    {"api_key", "apiKey", "access_token", "refresh_token", "id_token", "client_secret"}
+)
+MIN_SECRET_LENGTH = 8
+"""Shorter ``secrets`` are not replaced: a value like ``test`` would be cut out of every body, and is no
+secret worth the damage (the header carrying it is scrubbed by name anyway)."""
+
+_PLACEHOLDER_RE = re.compile(
+    r"(?:bearer\s+)?[<\[({*]*(?:scrubbed|redacted|filtered|removed|hidden|masked|dummy|placeholder)[>\])}*]*"
+    r"|\**|x{3,}",
+    re.IGNORECASE,
+)
+
+
+def is_placeholder(value: str) -> bool:
+    """True for an empty value or one that plainly stands in for a secret (``<scrubbed>``, ``REDACTED``...)."""
+    return _PLACEHOLDER_RE.fullmatch(value.strip()) is not None
+
+
+def _alternation(names: Iterable[str]) -> str:
+    return "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+
+
+_QUERY_RE = re.compile(rf"([?&](?:{_alternation(SECRET_QUERY_KEYS)})=)[^&#]*", re.IGNORECASE)
+_JSON_FIELD_RE = re.compile(rf'("(?:{_alternation(SECRET_BODY_FIELDS)})"\s*:\s*")(?:[^"\\]|\\.)*(")')
+_FORM_FIELD_RE = re.compile(rf"((?:^|[&\s?])(?:{_alternation(SECRET_BODY_FIELDS)})=)[^&\s]*")
+
+
+def scrub_uri(uri: str) -> str:
+    """The URI with the value of every key-carrying query parameter replaced, nothing else touched."""
+    return _QUERY_RE.sub(lambda m: m.group(1) + URL_PLACEHOLDER, uri)
+
+
+def scrub_body_fields(text: str) -> str:
+    """``text`` with the values of token fields replaced, in JSON and in form-encoded bodies."""
+    text = _JSON_FIELD_RE.sub(lambda m: m.group(1) + PLACEHOLDER + m.group(2), text)
+    return _FORM_FIELD_RE.sub(lambda m: m.group(1) + URL_PLACEHOLDER, text)
+
+
+def _scrub_headers(headers: Any, names: frozenset[str]) -> Any:
+    if not isinstance(headers, dict):
+        return headers
+    out: dict[Any, Any] = {}
+    for name, value in headers.items():
+        if str(name).lower() not in names:
+            out[name] = value
+        else:
+            out[name] = [PLACEHOLDER for _ in value] if isinstance(value, list) else PLACEHOLDER
+    return out
+
+
+def _replace_literals(value: Any, pairs: list[tuple[str, str]]) -> Any:
+    """Every string (and bytes) inside ``value`` with each ``(old, new)`` replaced; dict keys are kept."""
+    if isinstance(value, str):
+        for old, new in pairs:
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, bytes):
+        for old, new in pairs:
+            value = value.replace(old.encode("utf-8"), new.encode("utf-8"))
+        return value
+    if isinstance(value, dict):
+        return {key: _replace_literals(item, pairs) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_literals(item, pairs) for item in value]
+    return value
+
+
+def _literal_pairs(secrets: Iterable[str]) -> list[tuple[str, str]]:
+    pairs: dict[str, str] = {}
+    for secret in secrets:
+        if len(secret) < MIN_SECRET_LENGTH:
+            continue
+        pairs[secret] = PLACEHOLDER
+        encoded = quote(secret, safe="")
+        if encoded != secret:
+            pairs[encoded] = URL_PLACEHOLDER
+    # Longest first, so a key that contains another key is replaced whole.
+    return sorted(pairs.items(), key=lambda pair: len(pair[0]), reverse=True)
+
+
+def _scrub_body(body: Any) -> Any:
+    if isinstance(body, str):
+        return scrub_body_fields(body)
+    if isinstance(body, dict) and isinstance(body.get("string"), str):
+        return {**body, "string": scrub_body_fields(body["string"])}
+    return body
+
+
+def scrub_interaction(
+    interaction: dict[str, Any], *, extra_headers: Iterable[str] = (), secrets: Iterable[str] = ()
+) -> dict[str, Any]:
+    """A scrubbed copy of one vcrpy interaction (``{"request": ..., "response": ...}``); see the module doc."""
+    names = SCRUBBED_HEADERS | {name.lower() for name in extra_headers}
+    out = copy.deepcopy(interaction)
+    request, response = out.get("request"), out.get("response")
+    for part in (request, response):
+        if not isinstance(part, dict):
+            continue
+        if "headers" in part:
+            part["headers"] = _scrub_headers(part["headers"], names)
+        if "body" in part:
+            part["body"] = _scrub_body(part["body"])
+    if isinstance(request, dict) and isinstance(request.get("uri"), str):
+        request["uri"] = scrub_uri(request["uri"])
+    pairs = _literal_pairs(secrets)
+    if pairs:
+        out = _replace_literals(out, pairs)
+    return out
+
+
+def replace_secrets(value: Any, secrets: Iterable[str]) -> Any:
+    """A copy of ``value`` (any YAML-able data: the provenance, say) with every literal secret replaced."""
+    pairs = _literal_pairs(secrets)
+    return _replace_literals(copy.deepcopy(value), pairs) if pairs else value
