@@ -112,7 +112,10 @@ class ConformancePlugin:
         self.config = config
         self.resolved = resolved
         self.options = options
-        problem = missing_cassettes_problem(resolved.spec)
+        cassette_dir = options["helix_cassette_dir"][0]
+        self.cassette_root = Path(cassette_dir) if cassette_dir else None
+        self.record = self._record_settings(config)
+        problem = None if self.record else missing_cassettes_problem(resolved.spec, self.cassette_root)
         if problem:
             raise pytest.UsageError(problem)
         self.strict = bool(options["helix_strict"][0])
@@ -134,6 +137,49 @@ class ConformancePlugin:
         self.report_paths = report_paths(options["helix_report"][0])
         self.deselected = 0
 
+    def _record_settings(self, config: pytest.Config) -> Any:
+        """Recording is checked before anything runs: no key, nowhere to write or xdist is a usage error."""
+        mode = str(self.options["helix_record_mode"][0])
+        if mode == "none":
+            return None
+        from .recording.setup import RecordingUsageError, record_settings
+
+        parallel = bool(getattr(config.option, "numprocesses", None)) or hasattr(config, "workerinput")
+        try:
+            return record_settings(
+                self.resolved.spec,
+                profile_for(self.resolved.spec),
+                mode,
+                self.cassette_root,
+                base_url=self.options["helix_record_base_url"][0],
+                timeout=float(self.options["helix_timeout"][0]),
+                parallel=parallel,
+            )
+        except RecordingUsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+    def _record(self, session: pytest.Session, chosen: set[str]) -> None:
+        """Record the selected scenarios live before any item runs, so the suite replays what was just
+        recorded (``-k`` picks what to re-record)."""
+        from .recording.recorder import record_suite
+        from .recording.setup import scenarios_to_record, summary_line
+
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        echo = reporter.write_line if reporter is not None else (lambda line: None)
+        profile = profile_for(self.resolved.spec)
+        echo(
+            f"helix-conformance: recording {profile.name} into {self.record.root / profile.name} "
+            f"(mode {self.record.mode})"
+        )
+        scenarios = [s for s in scenarios_to_record(profile) if s.id in chosen]
+        outcomes = record_suite(self.resolved.spec, profile, scenarios, self.record, echo)
+        self.log.notes.append(summary_line(outcomes))
+        for outcome in outcomes:
+            if outcome.is_problem:
+                self.log.gate_errors.append(
+                    f"recording {outcome.action}: {outcome.scenario}: {outcome.message}"
+                )
+
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += len(items)
 
@@ -146,7 +192,7 @@ class ConformancePlugin:
             f"helix-conformance {__version__}: adapter {spec.name!r} from {self.resolved.target} "
             f"({self.resolved.origin})",
             f"  wire profile {spec.wire_profile}, model {spec.model}, capabilities: {caps}",
-            f"  cassettes: {spec.cassette_dir or bundled_cassettes()}",
+            f"  cassettes: {self._cassettes_shown()}",
         ]
         shown = ", ".join(
             f"{dest.replace('_', '-')}={value!r} ({source})"
@@ -156,6 +202,11 @@ class ConformancePlugin:
         lines.append(f"  settings: {shown}")
         return lines
 
+    def _cassettes_shown(self) -> str:
+        if self.cassette_root is not None:
+            return f"{self.cassette_root} (then the bundled ones: {bundled_cassettes()})"
+        return str(self.resolved.spec.cassette_dir or bundled_cassettes())
+
     # --- collection ---------------------------------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
@@ -164,7 +215,7 @@ class ConformancePlugin:
         hook.pytest_collectstart(collector=session)
         planned = plan_suite(self.resolved.spec)
         self.gate.check_entries_exist(planned, profile_for(self.resolved.spec).name)
-        runner = SuiteRunner(self.resolved.spec, self.settings)
+        runner = SuiteRunner(self.resolved.spec, self.settings, self.cassette_root)
         runner.expect(planned)
         items: list[pytest.Item] = []
         for check in planned:
@@ -189,6 +240,9 @@ class ConformancePlugin:
         hook.pytest_collectreport(report=report)
         session.items = items
         hook.pytest_collection_modifyitems(session=session, config=session.config, items=session.items)
+        if self.record is not None and not session.config.option.collectonly:
+            chosen = {item.planned.scenario.id for item in session.items if isinstance(item, ConformanceItem)}
+            self._record(session, chosen)
         hook.pytest_collection_finish(session=session)
         session.testscollected = len(session.items)
         return True

@@ -61,6 +61,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+RECORD_MODES = ("none", "once", "new", "rewrite")
+
+
+def _record_mode(text: str) -> str:
+    value = text.strip().lower()
+    if value not in RECORD_MODES:
+        raise ValueError(f"expected one of {', '.join(RECORD_MODES)}, got {text!r}")
+    return value
+
+
 OPTIONS: tuple[Option, ...] = (
     Option(
         "adapter",
@@ -90,6 +100,28 @@ OPTIONS: tuple[Option, ...] = (
         None,
         int,
         metavar="SEED",
+    ),
+    Option(
+        "helix-record-mode",
+        "record cassettes live through the adapter (needs the provider key in the environment): none (replay "
+        "only, the default), once (record every scenario of a profile that has no cassettes yet), new (record "
+        "the scenarios whose cassette is missing), rewrite (re-record every scenario that has a live form)",
+        "none",
+        _record_mode,
+        metavar="MODE",
+    ),
+    Option(
+        "helix-cassette-dir",
+        "read cassettes from DIR/<profile>/<scenario>.yaml first (falling back to the bundled ones) and write "
+        "recordings there",
+        None,
+        metavar="DIR",
+    ),
+    Option(
+        "helix-record-base-url",
+        "base URL the adapter is given while recording (default: the provider's own)",
+        None,
+        metavar="URL",
     ),
     Option(
         "helix-report",

@@ -79,6 +79,10 @@ def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
         for check in registry.values():
             if not profile.runs_clause(check.clause) or not check.applies(scenario, profile):
                 continue
+            unjudgeable = profile.clause_skip_reason(check.clause)
+            if unjudgeable:
+                planned.append(PlannedCheck(profile.name, scenario, check, unjudgeable))
+                continue
             missing = sorted((scenario.requires | check.requires) - spec.capabilities)
             if check.when_undeclared:
                 if set(missing) & scenario.requires:
@@ -94,18 +98,30 @@ def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
     return planned
 
 
-def missing_cassettes_problem(spec: AdapterSpec) -> str | None:
+def missing_cassettes_problem(spec: AdapterSpec, cassette_root: Path | None = None) -> str | None:
     """HARN-05 before anything runs: a replaying profile with no cassette at all would fail every scenario
     for the same reason (or, worse, prove nothing), so say so once, with what to do."""
     profile = profile_for(spec)
     if not profile.replays:
         return None
-    root = spec.cassette_dir or bundled_cassettes()
+    if profile.by_regression and cassette_root is None and spec.cassette_dir is None:
+        return (
+            f"HARN-05: adapter {spec.name!r} speaks wire profile 'custom', which has no bundled cassettes: set "
+            "AdapterSpec.cassette_dir to the directory you record into (--helix-record-mode=once with the "
+            "provider key in AdapterSpec.api_key_env)"
+        )
+    root = cassette_root or spec.cassette_dir or bundled_cassettes()
     folder = root / profile.name
     if folder.is_dir() and any(folder.glob("*.yaml")):
         return None
+    if cassette_root is not None and any((bundled_cassettes() / profile.name).glob("*.yaml")):
+        return None  # --helix-cassette-dir falls back to the bundled cassettes
     where = (
-        "the bundled cassettes" if spec.cassette_dir is None else f"AdapterSpec.cassette_dir={str(root)!r}"
+        f"--helix-cassette-dir={str(root)!r}"
+        if cassette_root is not None
+        else "the bundled cassettes"
+        if spec.cassette_dir is None
+        else f"AdapterSpec.cassette_dir={str(root)!r}"
     )
     return (
         f"HARN-05: adapter {spec.name!r} has no cassettes for wire profile {profile.name!r}: {folder} "
@@ -130,21 +146,28 @@ class SuiteRunner:
         for item in planned:
             self._remaining[item.scenario.id] = self._remaining.get(item.scenario.id, 0) + 1
 
-    def session(self, item: PlannedCheck) -> ScenarioSession:
+    def cassettes(self) -> CassetteCache:
         if self._cassettes is None:
+            # A user's --helix-cassette-dir comes first; what it lacks comes from the bundled cassettes.
+            fallback = bundled_cassettes() if self.cassette_root is not None else None
             self._cassettes = CassetteCache(
-                self.cassette_root or self.spec.cassette_dir or bundled_cassettes()
+                self.cassette_root or self.spec.cassette_dir or bundled_cassettes(), fallback
             )
+        return self._cassettes
+
+    def session(self, item: PlannedCheck) -> ScenarioSession:
         sid = item.scenario.id
         if sid not in self._sessions:
             profile = profile_for(self.spec)
+            scenario, live = judged_form(item.scenario, profile, self.cassettes())
             self._sessions[sid] = ScenarioSession(
-                item.scenario,
+                scenario,
                 profile,
                 self.spec,
-                self._cassettes,
+                self.cassettes(),
                 self.settings,
                 scripted=profile.scripted(item.scenario),
+                recorded_live=live,
             )
         return self._sessions[sid]
 
@@ -175,6 +198,25 @@ class SuiteRunner:
         except CassetteError as exc:
             return CheckOutcome("failed", _failure(item, f"cassette problem: {exc}"))
         return CheckOutcome("passed")
+
+
+def judged_form(scenario: Scenario, profile: WireProfile, cassettes: CassetteCache) -> tuple[Scenario, bool]:
+    """The scenario as its cassette lets it be judged: a live recording sets the expected text, reasoning and
+    arguments (``recording.live.recorded_form``); an authored one leaves the scenario as written."""
+    if not profile.replays or not scenario.recorded_exchanges:
+        return scenario, False
+    try:
+        cassette = cassettes.get(profile.name, scenario.id)
+    except CassetteError:
+        return scenario, False  # the checks report the missing cassette
+    if cassette.provenance.get("kind") != "recorded":
+        return scenario, False
+    from .recording.live import recorded_form, summaries_of
+    from .scenarios.live import why_not_live
+
+    if why_not_live(scenario) is not None:
+        return scenario, False
+    return recorded_form(scenario, summaries_of(cassette, profile)), True
 
 
 def _no_result(session: ScenarioSession) -> str | None:

@@ -53,6 +53,8 @@ def _must_failures(ctx: CheckContext) -> list[Failure]:
             continue
         if not (ctx.profile.runs_clause(other.clause) and other.applies(ctx.scenario, ctx.profile)):
             continue
+        if ctx.profile.clause_skip_reason(other.clause):
+            continue
         if other.clause in ctx.scenario.should or get_clause(other.clause).level != "MUST":
             continue
         try:

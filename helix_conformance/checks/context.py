@@ -30,6 +30,8 @@ class ScenarioSession:
     cassettes: CassetteCache
     settings: HarnessSettings
     scripted: tuple[Any, ...] = ()
+    recorded_live: bool = False
+    """The scenario's cassette was recorded live: its expectations come from the recording, ids included."""
     _runs: dict[RunOptions, ScenarioRun] = field(default_factory=dict)
     _interactions: list[ReplayInteraction] | None = None
     _decoded: list[DecodedRequest] | None = None
@@ -92,6 +94,8 @@ class CheckContext:
 
     def expected_tool_calls(self) -> list[ParsedToolCall]:
         """The scenario's expected tool calls, with the ids the profile's authored stream carries."""
+        if self.session.recorded_live:
+            return list(self.scenario.expect.tool_calls)
         return [
             c.model_copy(update={"id": self.profile.response_tool_call_id(c.id)}) if c.id else c
             for c in self.scenario.expect.tool_calls

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from .context import CheckContext
 from .registry import check, fail
 
@@ -27,6 +30,58 @@ def every_request_matched(ctx: CheckContext) -> None:
             actual=unmatched + [f"socket to {a}" for a in run.unintercepted],
             details=run.trace.describe(),
         )
+
+    if ctx.profile.by_regression:
+        _requests_equal_the_recorded_ones(ctx)
+
+
+def _requests_equal_the_recorded_ones(ctx: CheckContext) -> None:
+    """The custom profile cannot decode requests, so each must equal the one recorded live (regression)."""
+    interactions = ctx.session.interactions()
+    for sent in ctx.main.trace.requests:
+        if sent.interaction is None:
+            continue
+        recorded = interactions[sent.interaction].request_body
+        if recorded is None:
+            continue
+        differences = json_differences(
+            _json_or_text(recorded), _json_or_text(sent.body.decode("utf-8", "replace"))
+        )
+        if differences:
+            fail(
+                ctx,
+                "the request differs from the one recorded live (the custom profile judges requests by "
+                "regression; re-record with --helix-record-mode=rewrite if the change is intended)",
+                actual=differences[:10],
+                details=f"recorded in {interactions[sent.interaction].source}",
+            )
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def json_differences(recorded: Any, sent: Any, path: str = "$") -> list[str]:
+    """Where two JSON values differ, as paths with both values (the first few are shown)."""
+    if isinstance(recorded, dict) and isinstance(sent, dict):
+        out: list[str] = []
+        for key in sorted(set(recorded) | set(sent)):
+            where = f"{path}.{key}"
+            if key not in sent:
+                out.append(f"{where}: recorded {recorded[key]!r:.80}, not sent")
+            elif key not in recorded:
+                out.append(f"{where}: sent {sent[key]!r:.80}, not recorded")
+            else:
+                out.extend(json_differences(recorded[key], sent[key], where))
+        return out
+    if isinstance(recorded, list) and isinstance(sent, list) and len(recorded) == len(sent):
+        return [
+            d for i, (a, b) in enumerate(zip(recorded, sent)) for d in json_differences(a, b, f"{path}[{i}]")
+        ]
+    return [] if recorded == sent else [f"{path}: recorded {recorded!r:.80}, sent {sent!r:.80}"]
 
 
 @check("HARN-02", needs_result=False)

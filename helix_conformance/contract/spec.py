@@ -44,6 +44,9 @@ class AdapterSpec:
     capabilities: frozenset[str] = field(default_factory=frozenset)
     cassette_dir: Path | None = None
     description: str = ""
+    api_key_env: str | None = None
+    """The environment variable holding the provider key for recording; by default the profile's usual one
+    (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY). A custom provider must name its own."""
 
     def __post_init__(self) -> None:
         if self.cassette_dir is not None and not isinstance(self.cassette_dir, Path):

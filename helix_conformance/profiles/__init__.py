@@ -20,9 +20,13 @@ def get_profile(name: str) -> WireProfile:
         from .gemini import PROFILE as GEMINI
 
         return GEMINI
+    if name == "custom":
+        from .custom import PROFILE as CUSTOM
+
+        return CUSTOM
     raise KeyError(
         f"unknown wire profile {name!r}; known: {', '.join(KNOWN_PROFILES)} "
-        "(an adapter for another protocol can use wire_profile='custom' with its own cassette_dir)"
+        "(an adapter for another protocol uses wire_profile='custom' with its own cassette_dir)"
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..contract import Message
 from ..scenarios.model import HttpError, Scenario, Stream, StreamError
+from .summary import ResponseSummary
 
 
 @dataclass
@@ -89,6 +90,9 @@ class WireProfile(ABC):
     stream_content_type: str = "text/event-stream"
     replays: bool = True
     """False for the scripted profile: the adapter makes no HTTP requests at all."""
+    by_regression: bool = False
+    """True for the custom profile: responses cannot be read, so the expected result is the one the adapter
+    returned when the cassette was recorded, and requests must equal the recorded ones (HARN-01)."""
 
     def matches(self, method: str, path: str, recorded_path: str) -> bool:
         """Host-agnostic matching: same method, and the path ends with the recorded endpoint."""
@@ -141,6 +145,10 @@ class WireProfile(ABC):
     def runs_clause(self, clause: str) -> bool:
         return True
 
+    def clause_skip_reason(self, clause: str) -> str | None:
+        """Why this profile cannot judge ``clause`` (the plan shows it as a skip), or None when it can."""
+        return None
+
     def scripted(self, scenario: Scenario) -> tuple[object, ...]:
         """Responses handed to a scripted adapter (only the scripted profile has any)."""
         return ()
@@ -148,3 +156,7 @@ class WireProfile(ABC):
     def validate_event(self, event: bytes) -> None:
         """Validate one rendered event against the official SDK's types (used by the project's tests)."""
         raise NotImplementedError
+
+    def summarise_response(self, status: int, headers: Mapping[str, str], body: bytes) -> ResponseSummary:
+        """Read one recorded response back as a provider-neutral summary (recording: diffs, expectations)."""
+        raise NotImplementedError(f"the {self.name!r} profile cannot summarise a response (no reader for it)")

@@ -25,27 +25,43 @@ class ReplayInteraction:
     optional: bool
     source: str
     """Where the response came from (cassette path or 'generated'), for failure messages."""
+    request_body: str | None = None
+    """The request recorded with the response (live recordings keep it; the custom profile matches on it)."""
 
 
 class CassetteCache:
-    """Cassettes are parsed once per process; scenarios reuse each other's."""
+    """Cassettes are parsed once per process; scenarios reuse each other's. ``fallback`` is where a cassette
+    missing from ``root`` is looked for next (the bundled ones, behind a user's --helix-cassette-dir)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, fallback: Path | None = None) -> None:
         self.root = root
+        self.fallback = fallback if fallback != root else None
         self._cache: dict[tuple[str, str], Cassette] = {}
+
+    def path_of(self, profile: str, scenario_id: str) -> Path | None:
+        """Where the cassette this cache serves for the scenario lives, or None when there is none."""
+        for root in (self.root, self.fallback):
+            if root is not None and (root / profile / f"{scenario_id}.yaml").exists():
+                return root / profile / f"{scenario_id}.yaml"
+        return None
 
     def get(self, profile: str, scenario_id: str) -> Cassette:
         key = (profile, scenario_id)
         if key not in self._cache:
-            path = self.root / profile / f"{scenario_id}.yaml"
-            if not path.exists():
+            path = self.path_of(profile, scenario_id)
+            if path is None:
                 raise CassetteError(
-                    f"no cassette for scenario {scenario_id!r} of profile {profile!r}: expected {path}. "
-                    "Bundled cassettes ship with helix-conformance; a custom cassette_dir must hold "
-                    "<profile>/<scenario>.yaml (record them with --helix-record-mode=once)."
+                    f"no cassette for scenario {scenario_id!r} of profile {profile!r}: expected "
+                    f"{self.root / profile / f'{scenario_id}.yaml'}. Bundled cassettes ship with "
+                    "helix-conformance; a custom cassette_dir must hold <profile>/<scenario>.yaml (record them "
+                    "with --helix-record-mode=once)."
                 )
             self._cache[key] = load_cassette(path)
         return self._cache[key]
+
+    def forget(self, profile: str, scenario_id: str) -> None:
+        """Drop a cached cassette (it was just re-recorded)."""
+        self._cache.pop((profile, scenario_id), None)
 
 
 def build_interactions(
@@ -110,7 +126,15 @@ def _from_recorded(
 ) -> ReplayInteraction:
     headers = {k: v for k, v in recorded.headers.items() if k not in _HOP_HEADERS}
     return ReplayInteraction(
-        recorded.method, recorded.path, recorded.status, headers, recorded.body, fault, optional, source
+        recorded.method,
+        recorded.path,
+        recorded.status,
+        headers,
+        recorded.body,
+        fault,
+        optional,
+        source,
+        recorded.request_body if isinstance(recorded.request_body, str) else None,
     )
 
 

@@ -17,7 +17,7 @@ from .callbacks import CallbackMode, recording_callbacks
 from .delivery import DeliveryPlan, EventPlan
 from .interactions import ReplayInteraction
 from .trace import Trace
-from .transport import Replayer, intercept
+from .transport import Replayer, Server, intercept
 
 REPLAY_API_KEY = "sk-helix-replay-0000000000000000000000000000"
 """The dummy key adapters get in replay; ERR-07 checks it never shows up in an error."""
@@ -132,8 +132,35 @@ def run_scenario(
     context = AdapterContext(
         api_key=REPLAY_API_KEY, base_url=base_url or profile.default_base_url, scripted_responses=scripted
     )
+    _execute(run, scenario, spec, context, controller, replayer, block_network=True)
+    run.unused_interactions = replayer.unused()
+    return run
+
+
+def run_live(
+    scenario: Scenario, spec: AdapterSpec, server: Server, context: AdapterContext, timeout: float
+) -> ScenarioRun:
+    """Run generate_step once with ``server`` answering its HTTP requests and the real network open: the
+    recorder's pass-through forwards them to the provider (recording/)."""
+    run = ScenarioRun(options=RunOptions(timeout=timeout), trace=Trace())
+    controller = AbortController()
+    _execute(run, scenario, spec, context, controller, server, block_network=False)
+    return run
+
+
+def _execute(
+    run: ScenarioRun,
+    scenario: Scenario,
+    spec: AdapterSpec,
+    context: AdapterContext,
+    controller: AbortController | None,
+    server: Server,
+    *,
+    block_network: bool,
+) -> None:
+    options = run.options
     started = time.monotonic()
-    with intercept(replayer):
+    with intercept(server, block_network=block_network):
         worker = threading.Thread(
             target=lambda: asyncio.run(_drive(run, scenario, spec, context, controller)),
             name=f"helix-scenario-{scenario.id}",
@@ -144,9 +171,7 @@ def run_scenario(
         if worker.is_alive():
             run.timed_out = True
     run.duration_s = time.monotonic() - started
-    run.unused_interactions = replayer.unused()
-    run.unintercepted = list(replayer.unintercepted)
-    return run
+    run.unintercepted = list(server.unintercepted)
 
 
 async def _drive(

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..profiles.base import WireProfile
@@ -113,10 +113,10 @@ class Replayer:
         value = timeout.get("read")
         return float(value) if value is not None else None
 
-    async def handle_async(self, lib: ModuleType, request: Any) -> Any:
+    async def handle_async(self, lib: ModuleType, transport: Any, request: Any) -> Any:
         return self._respond(lib, request, await request.aread(), is_async=True)
 
-    def handle_sync(self, lib: ModuleType, request: Any) -> Any:
+    def handle_sync(self, lib: ModuleType, transport: Any, request: Any) -> Any:
         return self._respond(lib, request, request.read(), is_async=False)
 
     def _respond(self, lib: ModuleType, request: Any, body: bytes, *, is_async: bool) -> Any:
@@ -236,8 +236,27 @@ def _stream_class(lib: ModuleType, *, is_async: bool) -> Callable[..., Any]:
 
 # --- patching ---------------------------------------------------------------------------------------
 
-_ACTIVE: Replayer | None = None
+
+class Server(Protocol):
+    """What answers the intercepted requests: the replayer, or the recorder's pass-through (recording/)."""
+
+    unintercepted: list[str]
+    stall_release: threading.Event
+
+    async def handle_async(self, lib: ModuleType, transport: Any, request: Any) -> Any: ...
+
+    def handle_sync(self, lib: ModuleType, transport: Any, request: Any) -> Any: ...
+
+
+_ACTIVE: Server | None = None
 _PATCH_LOCK = threading.Lock()
+_ORIGINALS: dict[tuple[type, str], Any] = {}
+"""The unpatched transport methods while a block runs, for a server that forwards to the real network."""
+
+
+def original_method(cls: type, attr: str) -> Any:
+    """The transport method ``intercept`` replaced (``HTTPTransport.handle_request`` …), to call it through."""
+    return _ORIGINALS.get((cls, attr), cls.__dict__[attr])
 
 
 def available_libraries() -> list[ModuleType]:
@@ -268,8 +287,9 @@ def _is_loopback(host: str) -> bool:
 
 
 @contextlib.contextmanager
-def intercept(replayer: Replayer) -> Iterator[None]:
-    """Route every httpx/httpx2 request to ``replayer`` for the duration of the block."""
+def intercept(replayer: Server, *, block_network: bool = True) -> Iterator[None]:
+    """Route every httpx/httpx2 request to ``replayer`` for the duration of the block; other network
+    connections are refused unless ``block_network`` is False (recording live)."""
     global _ACTIVE
     with _PATCH_LOCK:
         saved: list[tuple[Any, str, Any]] = []
@@ -277,13 +297,13 @@ def intercept(replayer: Replayer) -> Iterator[None]:
 
             def make_async(lib: ModuleType = lib) -> Callable[..., Any]:
                 async def handle_async_request(transport: Any, request: Any) -> Any:
-                    return await _current().handle_async(lib, request)
+                    return await _current().handle_async(lib, transport, request)
 
                 return handle_async_request
 
             def make_sync(lib: ModuleType = lib) -> Callable[..., Any]:
                 def handle_request(transport: Any, request: Any) -> Any:
-                    return _current().handle_sync(lib, request)
+                    return _current().handle_sync(lib, transport, request)
 
                 return handle_request
 
@@ -292,9 +312,11 @@ def intercept(replayer: Replayer) -> Iterator[None]:
                 (lib.HTTPTransport, "handle_request", make_sync),
             ):
                 saved.append((cls, attr, cls.__dict__[attr]))
+                _ORIGINALS[(cls, attr)] = cls.__dict__[attr]
                 setattr(cls, attr, make())
-        saved.append((socket.socket, "connect", socket.socket.connect))
-        socket.socket.connect = _refuse_outside_connections(socket.socket.connect)  # type: ignore[method-assign]
+        if block_network:
+            saved.append((socket.socket, "connect", socket.socket.connect))
+            socket.socket.connect = _refuse_outside_connections(socket.socket.connect)  # type: ignore[method-assign]
         _ACTIVE = replayer
     try:
         yield
@@ -302,11 +324,12 @@ def intercept(replayer: Replayer) -> Iterator[None]:
         with _PATCH_LOCK:
             for cls, attr, original in reversed(saved):
                 setattr(cls, attr, original)
+            _ORIGINALS.clear()
             _ACTIVE = None
             replayer.stall_release.set()
 
 
-def _current() -> Replayer:
+def _current() -> Server:
     if _ACTIVE is None:  # a thread the adapter left running after its scenario ended
         raise RuntimeError("helix-conformance: HTTP request after the scenario ended")
     return _ACTIVE

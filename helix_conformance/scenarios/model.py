@@ -195,6 +195,12 @@ class Scenario:
     """Wire profiles this scenario exists for; None means every profile."""
     should: frozenset[str] = frozenset()
     """Clauses that are only SHOULD for this scenario (e.g. the refusal row of the STOP-01 table)."""
+    not_live: str | None = None
+    """Why this scenario cannot be provoked from the live provider, so recording keeps it authored (beyond the
+    general rules in ``recording/live.py``: errors, faults, wire quirks)."""
+    live_token: str | None = None
+    """A token only present in the input (a tool result) that a live answer must repeat: recording checks it,
+    which proves the adapter sent the tool result in a form the model read."""
 
     def llm_config(self, model: str) -> LLMConfig:
         return LLMConfig(model=model, **self.config)

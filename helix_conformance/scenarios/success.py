@@ -206,6 +206,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_finish_stop",
+        not_live="finish_reason 'stop' with tool calls is what some OpenAI-compatible servers send; the provider itself sends 'tool_calls'",
         description='Tool calls reported with the natural-end finish reason ("stop" with tool calls happens).',
         messages=(WEATHER_QUESTION,),
         tools=(GET_WEATHER,),
@@ -224,7 +225,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         id="tool_result_roundtrip",
         description="History with an assistant turn of two tool calls and their two results, then a text answer.",
         messages=(
-            UserMessage(content="Weather in Paris and London?"),
+            UserMessage(content="Weather in Paris and London? Quote the station codes."),
             AssistantMessage(
                 content="",
                 tool_calls=[
@@ -237,15 +238,20 @@ SCENARIOS: tuple[Scenario, ...] = (
                 ],
             ),
             ToolMessage(
-                tool_call_id="call_Xc81NfQzB0aWm5TgR2yVhJ4k", tool_name="get_weather", content="18°C, sunny"
+                tool_call_id="call_Xc81NfQzB0aWm5TgR2yVhJ4k",
+                tool_name="get_weather",
+                content="18°C, sunny (station PX-4471)",
             ),
             ToolMessage(
                 tool_call_id="call_q9DkE3sLpA6uZw0HnC7xYt1M", tool_name="get_weather", content="12°C, rain"
             ),
         ),
         tools=(GET_WEATHER,),
-        exchanges=_stream(Text(("Paris: 18°C and sunny.", " London: 12°C with rain."))),
-        expect=Expected("text", "end_turn", content="Paris: 18°C and sunny. London: 12°C with rain."),
+        exchanges=_stream(Text(("Paris: 18°C and sunny (PX-4471).", " London: 12°C with rain."))),
+        expect=Expected(
+            "text", "end_turn", content="Paris: 18°C and sunny (PX-4471). London: 12°C with rain."
+        ),
+        live_token="PX-4471",
     ),
     Scenario(
         id="tool_result_then_user",
@@ -380,6 +386,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="thinking_redacted",
+        not_live="the provider alone decides when reasoning comes back redacted",
         description="Encrypted reasoning (redacted_thinking) beside visible thinking: kept, never shown as text.",
         messages=(UserMessage(content="What is 6 * 7?"),),
         exchanges=_stream(
@@ -454,6 +461,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_context_window",
+        not_live="filling the context window live costs a whole window of tokens",
         description="Output stopped because the context window filled up: max_tokens, like the token limit.",
         messages=(UserMessage(content="Keep going."),),
         exchanges=_stream(
@@ -465,6 +473,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_pause_turn",
+        not_live="pause_turn comes only from long-running server tools",
         description="A long server-side turn paused by the provider (pause_turn) is a natural end.",
         messages=(UserMessage(content="Research this thoroughly."),),
         exchanges=_stream(
@@ -517,6 +526,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_function_call",
+        not_live="the legacy 'function_call' finish reason comes only from old models",
         description='The legacy finish reason "function_call" with a tool call.',
         messages=(WEATHER_QUESTION,),
         tools=(GET_WEATHER,),
@@ -550,6 +560,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_cut_off",
+        not_live="where max_tokens cuts a tool call depends on the model's tokenizer",
         description="A tool call cut off by the token limit is not returned as an executable call (RES-10).",
         messages=(WEATHER_QUESTION,),
         tools=(GET_WEATHER,),
