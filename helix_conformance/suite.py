@@ -79,6 +79,8 @@ def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
         for check in registry.values():
             if not profile.runs_clause(check.clause) or not check.applies(scenario, profile):
                 continue
+            if scenario.generated and check.clause not in scenario.generated:
+                continue
             unjudgeable = profile.clause_skip_reason(check.clause)
             if unjudgeable:
                 planned.append(PlannedCheck(profile.name, scenario, check, unjudgeable))
@@ -190,7 +192,12 @@ class SuiteRunner:
                 problem = _no_result(session)
                 if problem:
                     return CheckOutcome("failed", _failure(item, problem))
-            item.check.func(ctx)
+            if item.scenario.generated:
+                from .checks.generated import judge_generated
+
+                judge_generated(item.check, ctx)
+            else:
+                item.check.func(ctx)
         except CheckFailed as exc:
             return CheckOutcome("failed", exc.failure)
         except NotApplicable as exc:

@@ -32,6 +32,8 @@ class ScenarioSession:
     scripted: tuple[Any, ...] = ()
     recorded_live: bool = False
     """The scenario's cassette was recorded live: its expectations come from the recording, ids included."""
+    variants: dict[str, ScenarioSession] = field(default_factory=dict)
+    """Sessions of generated inputs (``checks/generated.py``), shared by the clauses judged on them."""
     _runs: dict[RunOptions, ScenarioRun] = field(default_factory=dict)
     _interactions: list[ReplayInteraction] | None = None
     _decoded: list[DecodedRequest] | None = None

@@ -17,14 +17,19 @@ T = TypeVar("T")
 
 
 def falsify(
-    ctx: CheckContext, strategy: st.SearchStrategy[T], probe: Callable[[T], str | None]
+    ctx: CheckContext,
+    strategy: st.SearchStrategy[T],
+    probe: Callable[[T], str | None],
+    *,
+    examples: int | None = None,
 ) -> str | None:
-    """Look for a value on which ``probe`` reports a problem; return the report of the shrunk example, or None."""
+    """Look for a value on which ``probe`` reports a problem; return the report of the shrunk example, or None.
+    ``examples`` overrides --helix-examples for a property whose probes are cheap."""
     harness = ctx.session.settings
     reports: list[str] = []
 
     @settings(
-        max_examples=harness.examples,
+        max_examples=examples or harness.examples,
         derandomize=harness.seed is None,
         database=None,
         deadline=None,

@@ -127,9 +127,34 @@ def _mutations(schema: Any, root: dict[str, Any], base: dict[str, Any], *, keep_
         if kind == "object" and isinstance(base.get(name), dict):
             for nested in _mutations(sub_schema, root, base[name], keep_complete=keep_complete):
                 out.append({**base, name: nested})
+        if kind == "array":
+            out.extend({**base, name: [bad]} for bad in _item_violations(sub_schema, root, keep_complete))
+        if _nullable(_resolve(sub, root), root):
+            out.append({**base, name: None})  # valid: a sent schema that lost the null alternative rejects it
     if not keep_complete and schema.get("additionalProperties") is False:
         out.append({**base, "__helix_extra__": 1})
     return out
+
+
+def _item_violations(schema: dict[str, Any], root: dict[str, Any], keep_complete: bool) -> list[Any]:
+    """Array items that break one rule of the items schema (found missing by random tool schemas)."""
+    items = _non_null(_resolve(schema.get("items", {}), root), root)
+    kind = _type_of(items)
+    bad: list[Any] = [_WRONG_TYPE[kind]] if kind in _WRONG_TYPE else []
+    if "enum" in items:
+        bad.append("__not_in_the_enum__")
+    bad.extend(_keyword_violations(items, root))
+    if kind == "object":
+        good = example(items, root, full=True)
+        if isinstance(good, dict):
+            bad.extend(_mutations(items, root, good, keep_complete=keep_complete))
+    return bad
+
+
+def _nullable(schema: dict[str, Any], root: dict[str, Any]) -> bool:
+    options = [_resolve(o, root) for key in ("anyOf", "oneOf") for o in schema.get(key, [])]
+    types = schema.get("type")
+    return any(o.get("type") == "null" for o in options) or (isinstance(types, list) and "null" in types)
 
 
 def instances(schema: dict[str, Any], *, complete_only: bool) -> list[Any]:

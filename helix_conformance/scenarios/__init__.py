@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from . import compat, failures, success
+from . import compat, failures, generated, success
 from .model import Scenario
 
-SCENARIOS: tuple[Scenario, ...] = success.SCENARIOS + failures.SCENARIOS + compat.SCENARIOS
+SCENARIOS: tuple[Scenario, ...] = (
+    success.SCENARIOS + failures.SCENARIOS + compat.SCENARIOS + generated.SCENARIOS
+)
 _BY_ID = {s.id: s for s in SCENARIOS}
 if len(_BY_ID) != len(SCENARIOS):  # pragma: no cover - guarded by tests too
     raise RuntimeError("duplicate scenario ids in the catalogue")

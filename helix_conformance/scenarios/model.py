@@ -198,6 +198,9 @@ class Scenario:
     not_live: str | None = None
     """Why this scenario cannot be provoked from the live provider, so recording keeps it authored (beyond the
     general rules in ``recording/live.py``: errors, faults, wire quirks)."""
+    generated: tuple[str, ...] = ()
+    """The clauses judged over inputs Hypothesis generates from this scenario (``checks/generated.py``): the
+    scenario as written is the first example, and only these clauses run on it."""
     live_token: str | None = None
     """A token only present in the input (a tool result) that a live answer must repeat: recording checks it,
     which proves the adapter sent the tool result in a form the model read."""

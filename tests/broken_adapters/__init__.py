@@ -31,6 +31,7 @@ from . import (
     errors,
     gemini_requests,
     gemini_responses,
+    generated,
     hostile,
     naive,
     requests,
@@ -85,4 +86,5 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *gemini_responses.ADAPTERS,
     *undeclared.ADAPTERS,
     *hostile.ADAPTERS,
+    *generated.ADAPTERS,
 ]

@@ -1,0 +1,206 @@
+"""Clauses judged over generated inputs: a scenario with ``generated`` clauses is run as written, then on
+inputs Hypothesis draws (random histories for MSG-01..05, random tool schemas for TOOL-02); each input is run
+through the adapter and judged by the clause's own check. A failing input is shrunk and printed as Python
+the user can paste into a test.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from hypothesis import strategies as st
+
+from ..contract import AssistantMessage, SystemMessage, Tool, ToolCallInfo, ToolMessage, UserMessage
+from ..scenarios.fixtures import GET_WEATHER, SEARCH_DOCS
+from ..scenarios.model import Scenario
+from .context import CheckContext, ScenarioSession
+from .properties import falsify
+from .registry import Check, CheckFailed, NotApplicable, fail
+
+TOOLS = (GET_WEATHER, SEARCH_DOCS)
+GENERATED_EXAMPLES_FACTOR = 5
+"""Generated inputs per clause, as a multiple of --helix-examples (default 5: 25 inputs)."""
+
+# --- random histories (MSG-01..05) -----------------------------------------------------------------
+
+_SPECIALS = ("\n", "\r\n", "\t", "  ", '"', "'", "\\", "&", "<", ">", "{}", "%s", "€", "«»", "—", "😀", "\u2028", "\u200b")
+texts = (
+    st.lists(
+        st.sampled_from(_SPECIALS)
+        | st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), min_size=1, max_size=8),
+        min_size=1,
+        max_size=5,
+    )
+    .map("".join)
+    .filter(lambda t: bool(t.strip()))
+)
+"""Text with something besides whitespace (a blank turn is dropped on some wires), made of plain pieces and
+the characters serializers get wrong: newlines, quotes, backslashes, markup, emoji, line separators."""
+_leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts
+)
+json_values = st.recursive(
+    _leaves,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(string.ascii_letters, min_size=1, max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+arguments = st.dictionaries(
+    st.text(string.ascii_letters + "_", min_size=1, max_size=8), json_values, max_size=3
+)
+
+
+@st.composite
+def _round(draw: Any, number: int) -> list[Any]:
+    """One user turn and, sometimes, the assistant's answer: text, tool calls with all their results, or both."""
+    messages: list[Any] = [UserMessage(content=draw(texts))]
+    kind = draw(st.sampled_from(("none", "text", "tools", "text+tools")))
+    if kind == "none":
+        return messages
+    calls = []
+    if "tools" in kind:
+        for i in range(draw(st.integers(1, 2))):
+            tool = draw(st.sampled_from(TOOLS))
+            suffix = draw(st.text(string.ascii_letters + string.digits, min_size=6, max_size=6))
+            calls.append(
+                ToolCallInfo(id=f"call_{number}{i}{suffix}", name=tool.name, arguments=draw(arguments))
+            )
+    content = draw(texts) if "text" in kind else ""
+    messages.append(AssistantMessage(content=content, tool_calls=calls or None))
+    messages.extend(ToolMessage(tool_call_id=c.id, tool_name=c.name, content=draw(texts)) for c in calls)
+    return messages
+
+
+@st.composite
+def histories(draw: Any, scenario: Scenario) -> Scenario:
+    """A conversation the contract allows, ending where the model must answer (a user turn or tool results)."""
+    messages: list[Any] = [SystemMessage(content=draw(texts))] if draw(st.booleans()) else []
+    for number in range(draw(st.integers(1, 3))):
+        messages.extend(draw(_round(number)))
+    if isinstance(messages[-1], AssistantMessage):
+        messages.append(UserMessage(content=draw(texts)))
+    return replace(scenario, messages=tuple(messages), tools=TOOLS)
+
+
+# --- random tool schemas (TOOL-02) ------------------------------------------------------------------
+
+_names = st.text(string.ascii_lowercase + "_", min_size=1, max_size=10).filter(
+    lambda n: not n.startswith("_")
+)
+_scalars = st.one_of(
+    st.just({"type": "string"}),
+    st.builds(lambda d: {"type": "string", "description": d}, texts),
+    st.lists(
+        st.text(string.ascii_lowercase, min_size=1, max_size=6), min_size=1, max_size=4, unique=True
+    ).map(lambda values: {"type": "string", "enum": values}),
+    st.builds(
+        lambda lo, span: {"type": "integer", "minimum": lo, "maximum": lo + span},
+        st.integers(-5, 5),
+        st.integers(0, 100),
+    ),
+    st.just({"type": "number"}),
+    st.just({"type": "boolean"}),
+)
+
+
+def _object(inner: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    @st.composite
+    def build(draw: Any) -> dict[str, Any]:
+        properties = draw(st.dictionaries(_names, inner, min_size=1, max_size=4))
+        required = draw(st.lists(st.sampled_from(sorted(properties)), unique=True, max_size=len(properties)))
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        if required:
+            schema["required"] = required
+        return schema
+
+    return build()
+
+
+schemas = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        inner.map(lambda items: {"type": "array", "items": items}),
+        inner.map(lambda s: {"anyOf": [s, {"type": "null"}]}),
+        _object(inner),
+    ),
+    max_leaves=8,
+)
+
+
+@st.composite
+def tool_schemas(draw: Any, scenario: Scenario) -> Scenario:
+    """One or two tools whose input schemas are random objects."""
+    tools = tuple(
+        Tool(name=f"tool_{i}", description=draw(texts), input_schema=draw(_object(schemas)))
+        for i in range(draw(st.integers(1, 2)))
+    )
+    return replace(scenario, tools=tools)
+
+
+STRATEGIES: dict[str, Callable[[Scenario], st.SearchStrategy[Scenario]]] = {
+    "random_histories": histories,
+    "random_tool_schemas": tool_schemas,
+}
+
+
+# --- judging ----------------------------------------------------------------------------------------
+
+
+def judge_generated(check: Check, ctx: CheckContext) -> None:
+    """The clause on the scenario as written, then on generated inputs; the first failure is shrunk."""
+    check.func(ctx)
+    base = ctx.session
+    strategy = STRATEGIES[ctx.scenario.id](ctx.scenario)
+
+    def probe(variant: Scenario) -> str | None:
+        if not check.applies(variant, base.profile):
+            return None
+        try:
+            check.func(CheckContext(ctx.clause, _session_of(base, variant)))
+        except CheckFailed as exc:
+            failure = exc.failure
+            shown = f"; got {failure.actual!r:.300}" if failure.has_expected() else ""
+            return f"{failure.message}{shown}\ninput: {_as_python(variant)}"
+        except NotApplicable:
+            return None
+        return None
+
+    # Inputs are cheap to judge (one replayed request each) and shared by the clauses of a scenario.
+    counterexample = falsify(ctx, strategy, probe, examples=GENERATED_EXAMPLES_FACTOR * base.settings.examples)
+    if counterexample is not None:
+        message, _, given = counterexample.partition("\ninput: ")
+        fail(
+            ctx,
+            f"on a generated input: {message}",
+            details=f"shrunk by Hypothesis; paste it into a test to reproduce:\n{given}",
+        )
+
+
+def _session_of(base: ScenarioSession, variant: Scenario) -> ScenarioSession:
+    """One run per distinct input, shared by the clauses judged on it (MSG-01..05 draw the same inputs)."""
+    key = repr((variant.messages, [t.json_schema() for t in variant.tools], [t.name for t in variant.tools]))
+    if key not in base.variants:
+        base.variants[key] = ScenarioSession(variant, base.profile, base.spec, base.cassettes, base.settings)
+    return base.variants[key]
+
+
+def _as_python(variant: Scenario) -> str:
+    if variant.generated == ("TOOL-02",):
+        return (
+            "tools=["
+            + ", ".join(
+                f"Tool(name={t.name!r}, description={t.description!r}, input_schema={t.json_schema()!r})"
+                for t in variant.tools
+            )
+            + "]"
+        )
+    return "messages=[" + ", ".join(repr(m) for m in variant.messages) + "]"

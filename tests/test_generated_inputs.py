@@ -1,0 +1,48 @@
+"""Generated inputs (``random_histories``, ``random_tool_schemas``): they find bugs no written scenario
+shows, the failure carries a shrunk input the user can paste, and the run is the same every time."""
+
+from __future__ import annotations
+
+import pytest
+from broken_adapters import BROKEN_ADAPTERS, BrokenAdapter
+from broken_adapters.generated import ADAPTERS as GENERATED_ONLY
+
+from helix_conformance.checks.context import HarnessSettings
+from helix_conformance.checks.registry import Failure
+from helix_conformance.contract import AssistantMessage, SystemMessage, ToolMessage, UserMessage  # noqa: F401
+from helix_conformance.suite import SuiteRunner, plan_suite
+
+
+def _failures(broken: BrokenAdapter) -> list[Failure]:
+    """The failures of the clause that must catch ``broken``, as the checks report them (with details)."""
+    planned = [p for p in plan_suite(broken.spec) if p.clause == broken.caught_by]
+    runner = SuiteRunner(broken.spec, HarnessSettings())
+    runner.expect(planned)
+    outcomes = [runner.run(p) for p in planned]
+    return [o.failure for o in outcomes if o.outcome == "failed" and o.failure is not None]
+
+
+@pytest.mark.parametrize("broken", GENERATED_ONLY, ids=lambda b: b.name)
+def test_only_the_generated_inputs_catch_it(broken: BrokenAdapter) -> None:
+    assert broken in BROKEN_ADAPTERS
+    failed = _failures(broken)
+    assert failed, f"{broken.name} passed {broken.caught_by}"
+    assert {f.scenario for f in failed} <= {"random_histories", "random_tool_schemas"}, failed
+
+
+def test_the_failure_prints_a_shrunk_input_that_reproduces_it() -> None:
+    broken = next(b for b in GENERATED_ONLY if b.name == "html_escapes_text")
+    failure = _failures(broken)[0]
+    assert failure.message.startswith("on a generated input:")
+    details = failure.details
+    assert "paste it into a test" in details
+    pasted = details.split("reproduce:\n", 1)[1]
+    assert pasted.startswith("messages=[")
+    messages = eval(pasted.removeprefix("messages="))
+    assert any(c in m.content for m in messages for c in "&<>"), "shrunk to an input holding what breaks"
+    assert len(messages) <= 3, "shrunk"
+
+
+def test_generated_inputs_are_the_same_every_run() -> None:
+    broken = next(b for b in GENERATED_ONLY if b.name == "drops_nested_history_arguments")
+    assert _failures(broken)[0].details == _failures(broken)[0].details
