@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from ..contract import ErrorStepResult, ToolCallsStepResult
 from ..contract.results import STEP_RESULT_TYPES
+from ..replay.callbacks import SLOW_CALLBACK_S, CallbackMode
 from ..replay.delivery import SplitPlan
 from ..replay.runner import RunOptions, ScenarioRun
 from ..replay.trace import TraceEvent
@@ -200,28 +201,44 @@ def no_callback_after_return(ctx: CheckContext) -> None:
         )
 
 
+SLOW_CALLBACK_SCENARIOS = frozenset({"text_basic", "tool_call_parallel", "thinking_text"})
+"""Where callbacks are also made slow (STR-08/09): a few scenarios, since every callback costs real time."""
+
+
 @check("STR-08")
 def coroutine_callbacks_are_awaited_in_turn(ctx: CheckContext) -> None:
-    events = [e for e in ctx.main.trace.events if e.kind in ("callback", "callback_done", "returned")]
-    open_call: TraceEvent | None = None
-    for event in events:
-        if event.kind == "callback_done":
-            open_call = None
-        elif open_call is not None:
-            fail(
-                ctx,
-                f"{open_call.name} returned a coroutine that was not awaited before the next "
-                f"{'callback' if event.kind == 'callback' else 'return'}",
-                details=ctx.main.trace.describe(),
+    runs = [("", ctx.main)]
+    if ctx.scenario.id in SLOW_CALLBACK_SCENARIOS:
+        runs.append(
+            (
+                f" (with callbacks that take {SLOW_CALLBACK_S * 1000:.0f} ms)",
+                ctx.session.run(RunOptions(callbacks="slow")),
             )
-        elif event.kind == "callback":
-            open_call = event
+        )
+    for how, run in runs:
+        events = [e for e in run.trace.events if e.kind in ("callback", "callback_done", "returned")]
+        open_call: TraceEvent | None = None
+        for event in events:
+            if event.kind == "callback_done":
+                open_call = None
+            elif open_call is not None:
+                fail(
+                    ctx,
+                    f"{open_call.name} returned a coroutine that was not awaited before the next "
+                    f"{'callback' if event.kind == 'callback' else 'return'}{how}",
+                    details=run.trace.describe(),
+                )
+            elif event.kind == "callback":
+                open_call = event
 
 
 @check("STR-09", applies=not_(tagged("abort")))
 def result_independent_of_callback_style(ctx: CheckContext) -> None:
     reference = describe_result(ctx.result)
-    for mode in ("sync", "none"):
+    modes: tuple[CallbackMode, ...] = ("sync", "none")
+    if ctx.scenario.id in SLOW_CALLBACK_SCENARIOS:
+        modes += ("slow",)
+    for mode in modes:
         run = ctx.session.run(RunOptions(callbacks=mode, with_signal=mode != "none"))
         if run.raised is not None or run.timed_out:
             fail(

@@ -1,4 +1,4 @@
-"""Recording callbacks: what the harness hands the adapter as ``input.callbacks``, in four flavours."""
+"""Recording callbacks: what the harness hands the adapter as ``input.callbacks``, in five flavours."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import Any, Literal
 from ..contract import LLMStreamCallbacks
 from .trace import Trace
 
-CallbackMode = Literal["async", "sync", "none", "raising"]
+CallbackMode = Literal["async", "sync", "none", "raising", "slow"]
+SLOW_CALLBACK_S = 0.02
+"""How long a ``slow`` callback takes to complete: a consumer pushing to a UI or a socket (STR-08/09)."""
 CALLBACK_NAMES = ("on_text_delta", "on_thinking", "on_tool_call", "on_error")
 
 
@@ -20,11 +22,12 @@ class CallbackRaised(RuntimeError):
 class _TracedAwaitable:
     """Returned by async callbacks: records completion only when the adapter really awaits it (STR-08)."""
 
-    def __init__(self, trace: Trace, name: str, args: tuple[Any, ...]) -> None:
-        self.trace, self.name, self.args = trace, name, args
+    def __init__(self, trace: Trace, name: str, args: tuple[Any, ...], delay: float = 0.0) -> None:
+        self.trace, self.name, self.args, self.delay = trace, name, args, delay
 
     def __await__(self) -> Generator[Any, None, None]:
-        yield from asyncio.sleep(0).__await__()  # a real suspension: overlapping callbacks become visible
+        # A real suspension (a slow consumer's, for ``slow``): overlapping callbacks become visible.
+        yield from asyncio.sleep(self.delay).__await__()
         self.trace.add("callback_done", name=self.name, args=self.args)
 
 
@@ -37,8 +40,8 @@ def recording_callbacks(trace: Trace, mode: CallbackMode) -> LLMStreamCallbacks 
             trace.add("callback", name=name, args=args)
             if mode == "raising":
                 raise CallbackRaised(f"helix-conformance: {name} raises on purpose (STR-11)")
-            if mode == "async":
-                return _TracedAwaitable(trace, name, args)
+            if mode in ("async", "slow"):
+                return _TracedAwaitable(trace, name, args, SLOW_CALLBACK_S if mode == "slow" else 0.0)
             return None
 
         callback.__name__ = name

@@ -35,6 +35,7 @@ from . import (
     hostile,
     naive,
     requests,
+    slow_callbacks,
     results,
     streaming,
     undeclared,
@@ -87,4 +88,5 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *undeclared.ADAPTERS,
     *hostile.ADAPTERS,
     *generated.ADAPTERS,
+    *slow_callbacks.ADAPTERS,
 ]
