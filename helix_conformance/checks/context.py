@@ -8,7 +8,7 @@ from typing import Any
 from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..profiles.base import DecodedRequest, WireProfile
 from ..replay.interactions import CassetteCache, ReplayInteraction, build_interactions
-from ..replay.runner import RunOptions, ScenarioRun, run_scenario
+from ..replay.runner import LATE_WORK_WAIT_S, RunOptions, ScenarioRun, run_scenario
 from ..scenarios.model import Scenario
 
 
@@ -34,6 +34,8 @@ class ScenarioSession:
     """The scenario's cassette was recorded live: its expectations come from the recording, ids included."""
     variants: dict[str, ScenarioSession] = field(default_factory=dict)
     """Sessions of generated inputs (``checks/generated.py``), shared by the clauses judged on them."""
+    generated_reports: dict[tuple[str, ...], dict[str, str]] = field(default_factory=dict)
+    """Failures found on generated inputs, by the clauses explored together, then by clause."""
     _runs: dict[RunOptions, ScenarioRun] = field(default_factory=dict)
     _interactions: list[ReplayInteraction] | None = None
     _decoded: list[DecodedRequest] | None = None
@@ -47,7 +49,7 @@ class ScenarioSession:
 
     def run(self, options: RunOptions | None = None, *, keep: bool = True) -> ScenarioRun:
         """The run with these options, computed once; ``keep=False`` for one-off property-test runs."""
-        options = replace(options or RunOptions(), timeout=self.settings.timeout)
+        options = replace(options or RunOptions(late_wait_s=LATE_WORK_WAIT_S), timeout=self.settings.timeout)
         if options in self._runs:
             return self._runs[options]
         interactions = self.interactions() * options.steps

@@ -18,7 +18,7 @@ from ..scenarios.fixtures import GET_WEATHER, SEARCH_DOCS
 from ..scenarios.model import Scenario
 from .context import CheckContext, ScenarioSession
 from .properties import falsify
-from .registry import Check, CheckFailed, NotApplicable, fail
+from .registry import Check, CheckFailed, NotApplicable, fail, load_all_checks
 
 TOOLS = (GET_WEATHER, SEARCH_DOCS)
 GENERATED_EXAMPLES_FACTOR = 5
@@ -26,7 +26,26 @@ GENERATED_EXAMPLES_FACTOR = 5
 
 # --- random histories (MSG-01..05) -----------------------------------------------------------------
 
-_SPECIALS = ("\n", "\r\n", "\t", "  ", '"', "'", "\\", "&", "<", ">", "{}", "%s", "€", "«»", "—", "😀", "\u2028", "\u200b")
+_SPECIALS = (
+    "\n",
+    "\r\n",
+    "\t",
+    "  ",
+    '"',
+    "'",
+    "\\",
+    "&",
+    "<",
+    ">",
+    "{}",
+    "%s",
+    "€",
+    "«»",
+    "—",
+    "😀",
+    "\u2028",
+    "\u200b",
+)
 texts = (
     st.lists(
         st.sampled_from(_SPECIALS)
@@ -156,28 +175,18 @@ STRATEGIES: dict[str, Callable[[Scenario], st.SearchStrategy[Scenario]]] = {
 
 
 def judge_generated(check: Check, ctx: CheckContext) -> None:
-    """The clause on the scenario as written, then on generated inputs; the first failure is shrunk."""
+    """The clause on the scenario as written, then on generated inputs; a failing input is shrunk.
+
+    One exploration judges every generated clause of the scenario on each input (drawing inputs costs more
+    than judging them). When it stops on another clause's failure, this clause gets an exploration of its
+    own, so a failure is never hidden behind another one.
+    """
     check.func(ctx)
-    base = ctx.session
-    strategy = STRATEGIES[ctx.scenario.id](ctx.scenario)
-
-    def probe(variant: Scenario) -> str | None:
-        if not check.applies(variant, base.profile):
-            return None
-        try:
-            check.func(CheckContext(ctx.clause, _session_of(base, variant)))
-        except CheckFailed as exc:
-            failure = exc.failure
-            shown = f"; got {failure.actual!r:.300}" if failure.has_expected() else ""
-            return f"{failure.message}{shown}\ninput: {_as_python(variant)}"
-        except NotApplicable:
-            return None
-        return None
-
-    # Inputs are cheap to judge (one replayed request each) and shared by the clauses of a scenario.
-    counterexample = falsify(ctx, strategy, probe, examples=GENERATED_EXAMPLES_FACTOR * base.settings.examples)
-    if counterexample is not None:
-        message, _, given = counterexample.partition("\ninput: ")
+    reports = _explore(ctx, ctx.scenario.generated)
+    if reports and ctx.clause not in reports:
+        reports = _explore(ctx, (ctx.clause,))
+    if ctx.clause in reports:
+        message, _, given = reports[ctx.clause].partition("\ninput: ")
         fail(
             ctx,
             f"on a generated input: {message}",
@@ -185,9 +194,43 @@ def judge_generated(check: Check, ctx: CheckContext) -> None:
         )
 
 
+def _explore(ctx: CheckContext, clauses: tuple[str, ...]) -> dict[str, str]:
+    """Failures found on generated inputs, by clause (the most shrunk input's); computed once per session."""
+    base = ctx.session
+    if clauses in base.generated_reports:
+        return base.generated_reports[clauses]
+    registry = load_all_checks()
+    checks = [registry[c] for c in clauses if not base.profile.clause_skip_reason(c)]
+    reports: dict[str, str] = {}
+
+    def probe(variant: Scenario) -> str | None:
+        found = {}
+        for check in checks:
+            if not check.applies(variant, base.profile):
+                continue
+            try:
+                check.func(CheckContext(check.clause, _session_of(base, variant)))
+            except CheckFailed as exc:
+                failure = exc.failure
+                shown = f"; got {failure.actual!r:.300}" if failure.has_expected() else ""
+                found[check.clause] = f"{failure.message}{shown}\ninput: {_as_python(variant)}"
+            except NotApplicable:
+                continue
+        reports.update(found)  # shrinking goes on from here: later inputs are smaller
+        return "; ".join(found) or None
+
+    strategy = STRATEGIES[base.scenario.id](base.scenario)
+    falsify(ctx, strategy, probe, examples=GENERATED_EXAMPLES_FACTOR * base.settings.examples)
+    base.generated_reports[clauses] = reports
+    return reports
+
+
 def _session_of(base: ScenarioSession, variant: Scenario) -> ScenarioSession:
-    """One run per distinct input, shared by the clauses judged on it (MSG-01..05 draw the same inputs)."""
-    key = repr((variant.messages, [t.json_schema() for t in variant.tools], [t.name for t in variant.tools]))
+    """One run per distinct input, shared by the clauses judged on it."""
+    schemas = [
+        t.input_schema if isinstance(t.input_schema, dict) else t.input_schema.__name__ for t in variant.tools
+    ]
+    key = repr((variant.messages, [t.name for t in variant.tools], schemas))
     if key not in base.variants:
         base.variants[key] = ScenarioSession(variant, base.profile, base.spec, base.cassettes, base.settings)
     return base.variants[key]

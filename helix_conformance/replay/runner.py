@@ -26,6 +26,9 @@ POST_RETURN_LOOP_TURNS = 8
 """Loop turns watched after return: callbacks fired by leftover tasks land in the trace (STR-07)."""
 POST_RETURN_WAIT_S = 0.001
 """Then a short wait, so timers of leftover work fire too; skipped when nothing is left that could fire."""
+LATE_WORK_WAIT_S = 0.1
+"""In the main run, leftover tasks and timers due this soon are let run before they are cancelled, so a
+callback fired a little after the return is seen (STR-07); conforming adapters leave nothing: no cost."""
 THREAD_GRACE_S = 2.0
 
 
@@ -41,6 +44,9 @@ class RunOptions:
     """How many times generate_step is called on the same adapter (CACHE-03 stability)."""
     agent_id: str = AGENT_ID
     """The session the step belongs to; CACHE-03 runs a second session to see the cache key change."""
+    late_wait_s: float = POST_RETURN_WAIT_S
+    """How long leftover work may run after the return before it is cancelled (LATE_WORK_WAIT_S in the
+    main run; variant runs, thousands under Hypothesis, keep the short wait)."""
 
 
 @dataclass
@@ -227,11 +233,24 @@ async def _drive(
         await asyncio.sleep(0)
     started_since = [t for t in asyncio.all_tasks() - before if t is not current and not t.done()]
     if leftover or started_since or not _idle(asyncio.get_running_loop()):
-        await asyncio.sleep(POST_RETURN_WAIT_S)
+        await _let_late_work_run(started_since, options.late_wait_s)
     for task in leftover:
         task.cancel()
     with contextlib.suppress(BaseException):
         await asyncio.wait_for(asyncio.gather(*leftover, return_exceptions=True), 1.0)
+
+
+async def _let_late_work_run(tasks: list[asyncio.Task[Any]], limit: float) -> None:
+    """Let leftover tasks finish, and timers due within ``limit`` fire, so what they call lands in the trace."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + limit
+    if tasks and limit > POST_RETURN_WAIT_S:
+        await asyncio.wait(tasks, timeout=limit)
+    due = [h.when() for h in getattr(loop, "_scheduled", ()) if not h.cancelled() and h.when() <= end]
+    if due:
+        await asyncio.sleep(max(0.0, max(due) - loop.time()) + POST_RETURN_WAIT_S)
+    else:
+        await asyncio.sleep(POST_RETURN_WAIT_S)
 
 
 def _idle(loop: asyncio.AbstractEventLoop) -> bool:

@@ -33,6 +33,7 @@ from . import (
     gemini_responses,
     generated,
     hostile,
+    late_callbacks,
     naive,
     requests,
     slow_callbacks,
@@ -89,4 +90,5 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *hostile.ADAPTERS,
     *generated.ADAPTERS,
     *slow_callbacks.ADAPTERS,
+    *late_callbacks.ADAPTERS,
 ]
