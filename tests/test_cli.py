@@ -136,3 +136,44 @@ def test_run_conformance_refuses_a_spec_without_cassettes(tmp_path: Path) -> Non
     spec = dataclasses.replace(openai_spec, cassette_dir=tmp_path)
     with pytest.raises(ValueError, match="HARN-05: adapter 'openai' has no cassettes for wire profile"):
         run_conformance(spec)
+
+
+def test_a_property_failure_prints_a_replay_command_that_reproduces_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from helix_conformance.checks.context import HarnessSettings
+    from helix_conformance.reporting.format import format_failure
+    from helix_conformance.suite import SuiteRunner, plan_suite
+
+    (tmp_path / "sse_splitter.py").write_text(
+        "from broken_adapters.naive import ADAPTERS\n"
+        "spec = next(a.spec for a in ADAPTERS if a.name == 'splits_sse_on_chunks')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from sse_splitter import spec  # type: ignore[import-not-found]
+
+    planned = [p for p in plan_suite(spec) if p.test_id == "openai-chat::text_basic::STR-10"]
+    outcome = SuiteRunner(spec, HarnessSettings()).run(planned[0])
+    assert outcome.failure is not None
+    assert outcome.failure.replay.startswith("--cuts ")
+    text = format_failure(outcome.failure, "MUST", "sse_splitter")
+    line = next(line for line in text.splitlines() if line.strip().startswith("replay:"))
+    command = line.split("helix-conformance ", 1)[1].split()
+    code, out, _ = _run(capsys, *command)
+    assert code == 1
+    assert "DIFFERENT from the default delivery (STR-10 fails)" in out
+    code, out, _ = _run(capsys, "replay", "--adapter", "openai", "text_basic", *command[3:])
+    assert code == 0, "the reference adapter gives the same result under the same cuts"
+
+
+def test_replay_plans_are_validated(capsys: pytest.CaptureFixture[str]) -> None:
+    for bad in (
+        ["--cuts", "1,x"],
+        ["--flip", "3:4"],
+        ["--truncate-at", "9", "--flip", "3:300"],
+        ["--cuts", "1", "--truncate-at", "2"],
+    ):
+        code, _, err = _run(capsys, "replay", "--adapter", "openai", "text_basic", *bad)
+        assert code == 2, bad
+        assert "Traceback" not in err

@@ -28,6 +28,8 @@ class Failure:
     hint: str = ""
     details: str = ""
     """Extra evidence, e.g. the relevant part of the trace."""
+    replay: str = ""
+    """Arguments of ``helix-conformance replay`` that show the failing run (a property's shrunk example)."""
 
     def has_expected(self) -> bool:
         return self.expected is not _MISSING
@@ -45,6 +47,8 @@ class Failure:
             data["actual"] = repr(self.actual)
         if self.details:
             data["details"] = self.details
+        if self.replay:
+            data["replay"] = self.replay
         return data
 
 
@@ -105,9 +109,15 @@ def check(
 
 
 def fail(
-    ctx: Any, message: str, *, expected: Any = _MISSING, actual: Any = _MISSING, details: str = ""
+    ctx: Any,
+    message: str,
+    *,
+    expected: Any = _MISSING,
+    actual: Any = _MISSING,
+    details: str = "",
+    replay: str = "",
 ) -> NoReturn:
-    """Stop the current check with a Failure for its clause."""
+    """Stop the current check with a Failure for its clause (``replay``: see ``Failure.replay``)."""
     raise CheckFailed(
         Failure(
             clause=ctx.clause,
@@ -118,6 +128,7 @@ def fail(
             actual=actual,
             hint=get_clause(ctx.clause).common_mistakes,
             details=details,
+            replay=replay,
         )
     )
 

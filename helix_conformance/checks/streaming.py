@@ -272,6 +272,13 @@ def explicit_cuts(body: bytes) -> list[tuple[str, tuple[int, ...]]]:
     return plans
 
 
+def cuts_argument(cuts: tuple[int, ...]) -> str:
+    """``--cuts`` of ``helix-conformance replay``: the offsets, or ``every-byte:N`` for 1..N-1."""
+    if len(cuts) > 24 and cuts == tuple(range(1, len(cuts) + 1)):
+        return f"every-byte:{len(cuts) + 1}"
+    return ",".join(map(str, cuts))
+
+
 @check("STR-10", applies=lambda s, p: has_recorded_stream(s, p) and not s.abort and "retry" not in s.tags)
 def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
     reference = (describe_result(ctx.result), _callback_sequence(ctx.main))
@@ -286,13 +293,19 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
                 f"the result or the callback sequence changes with this split: {label}",
                 expected=reference,
                 actual=got,
+                replay=f"--cuts {cuts_argument(cuts)}",
             )
 
     def probe(cuts: list[int]) -> str | None:
         plan = SplitPlan(tuple(sorted(set(cuts))))
         run = ctx.session.run(RunOptions(plan=plan), keep=False)
         got = (describe_result(run.result), _callback_sequence(run))
-        return None if got == reference else f"with cuts at byte offsets {list(plan.cuts)}: {got!r:.400}"
+        if got == reference:
+            return None
+        shrunk.append(plan.cuts)
+        return f"with cuts at byte offsets {list(plan.cuts)}: {got!r:.400}"
+
+    shrunk: list[tuple[int, ...]] = []
 
     counterexample = falsify(
         ctx, st.lists(st.integers(min_value=1, max_value=max(size - 1, 1)), max_size=24), probe
@@ -304,6 +317,7 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
             expected=reference,
             actual=counterexample,
             details="shrunk by Hypothesis; the byte offsets reproduce it",
+            replay="--cuts " + ",".join(map(str, shrunk[-1])) if shrunk else "",
         )
 
 

@@ -24,6 +24,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout", type=float, default=10.0, help="seconds the adapter may take (default 10)"
     )
     parser.add_argument("--no-judge", action="store_true", help="do not run the scenario's clause checks")
+    parser.add_argument(
+        "--cuts",
+        metavar="OFFSETS",
+        help="deliver the body cut at these byte offsets (comma-separated, or every-byte:N), as STR-10 does; "
+        "compares the result and callbacks with the default delivery",
+    )
+    parser.add_argument(
+        "--truncate-at",
+        type=int,
+        metavar="N",
+        help="deliver only the first N bytes of the body, as NT-02 does",
+    )
+    parser.add_argument(
+        "--flip",
+        action="append",
+        default=[],
+        metavar="OFFSET:BYTE",
+        help="with --truncate-at: overwrite the byte at OFFSET with BYTE (0-255); repeatable",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,13 +57,41 @@ def run(args: argparse.Namespace) -> int:
         raise UsageFailure(str(exc)) from None
     if args.cassette is not None:
         return _replay_cassette(spec, args.cassette, args.timeout)
-    return _replay_scenario(spec, requested, args.scenario, args.timeout, judge=not args.no_judge)
+    plan = _plan(args)
+    return _replay_scenario(spec, requested, args.scenario, args.timeout, judge=not args.no_judge, plan=plan)
 
 
-def _replay_scenario(spec: Any, requested: str, scenario_id: str, timeout: float, *, judge: bool) -> int:
+def _plan(args: argparse.Namespace) -> Any:
+    """The delivery plan of --cuts or --truncate-at/--flip (a property's shrunk example), or None."""
+    from ..replay.delivery import MutatedPlan, SplitPlan
+
+    if args.cuts and args.truncate_at is not None:
+        raise UsageFailure("give --cuts or --truncate-at, not both")
+    if args.flip and args.truncate_at is None:
+        raise UsageFailure("--flip needs --truncate-at (NT-02 truncates, then overwrites bytes)")
+    try:
+        if args.cuts:
+            text = args.cuts.strip()
+            if text.startswith("every-byte:"):
+                return SplitPlan(tuple(range(1, int(text.split(":", 1)[1]))))
+            return SplitPlan(tuple(sorted({int(part) for part in text.split(",") if part.strip()})))
+        if args.truncate_at is not None:
+            flips = tuple((int(o), int(b)) for o, b in (flip.split(":", 1) for flip in args.flip))
+            if any(not 0 <= b <= 255 for _, b in flips):
+                raise ValueError("a byte is 0-255")
+            return MutatedPlan(truncate_at=args.truncate_at, flips=flips)
+    except ValueError as exc:
+        raise UsageFailure(f"cannot read the delivery plan: {exc}") from None
+    return None
+
+
+def _replay_scenario(
+    spec: Any, requested: str, scenario_id: str, timeout: float, *, judge: bool, plan: Any = None
+) -> int:
     from ..checks.context import HarnessSettings, ScenarioSession
     from ..replay.cassette import CassetteError
     from ..replay.interactions import CassetteCache
+    from ..replay.runner import RunOptions
     from ..scenarios import get_scenario
     from ..suite import bundled_cassettes, profile_for
 
@@ -70,16 +117,46 @@ def _replay_scenario(spec: Any, requested: str, scenario_id: str, timeout: float
     )
     print(f"scenario {scenario.id} [{profile.name}] through adapter {spec.name!r}: {scenario.description}")
     try:
-        run = session.run()
+        run = session.run(RunOptions(plan=plan) if plan is not None else None)
     except CassetteError as exc:
         raise UsageFailure(str(exc)) from None
+    if plan is not None:
+        print(f"delivery: {plan}")
     print("\ntrace (requests, chunks delivered, callbacks, in order):")
     print(run.trace.describe())
     _print_result(run)
     print(f"\nexpected: {_expected(scenario.expect)}")
+    if plan is not None:
+        return _compare_with_default(session, run)
     if not judge:
         return 0
     return _judge(spec, requested, scenario.id, timeout)
+
+
+def _compare_with_default(session: Any, run: Any) -> int:
+    """Under a plan of a property clause: does the result (and, for cuts, the callback sequence) change?"""
+    from ..checks.common import describe_result
+    from ..contract.results import STEP_RESULT_TYPES
+    from ..replay.delivery import SplitPlan
+
+    if not isinstance(run.options.plan, SplitPlan):
+        valid = run.raised is None and not run.timed_out and isinstance(run.result, STEP_RESULT_TYPES)
+        print(
+            f"\nNT-02: {'a valid StepResult came back in time' if valid else 'no valid StepResult (NT-02 fails)'}"
+        )
+        return 0 if valid else 1
+    default = session.run()
+    names = [(e.name, e.args) for e in run.trace.callbacks()]
+    same = describe_result(run.result) == describe_result(default.result) and names == [
+        (e.name, e.args) for e in default.trace.callbacks()
+    ]
+    print(
+        f"\nSTR-10: {'same result and callbacks as the default delivery' if same else 'DIFFERENT from the default delivery (STR-10 fails)'}"
+    )
+    if not same:
+        print(f"  default result: {describe_result(default.result)!r:.300}")
+        print(f"  this result:    {describe_result(run.result)!r:.300}")
+    return 0 if same else 1
 
 
 def _print_result(run: Any) -> None:

@@ -31,5 +31,9 @@ def format_failure(failure: Failure, level: str, adapter: str) -> str:
     lines.append(
         f'  reproduce: pytest --adapter={adapter} -k "{failure.profile}::{failure.scenario}::{failure.clause}"'
     )
+    if failure.replay:
+        lines.append(
+            f"  replay:    helix-conformance replay --adapter={adapter} {failure.scenario} {failure.replay}"
+        )
     lines.append(f"  docs:      docs/contract.md#{failure.clause.lower()}")
     return "\n".join(lines)
