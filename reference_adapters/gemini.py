@@ -85,6 +85,8 @@ _STOP_REASONS: dict[str, StopReason] = {  # STOP-01; anything else -> "unknown",
 _RETRY_INFO = "type.googleapis.com/google.rpc.RetryInfo"
 _RAW_LIMIT = 65536
 """Most characters of raw (non-``data:``) JSON kept while waiting for a mid-stream error object to complete."""
+_JSON = json.JSONDecoder()
+"""One decoder for every event: ``json.loads`` would look up the default decoder on each call."""
 
 # --- request --------------------------------------------------------------------------------------------
 
@@ -224,11 +226,11 @@ class _GeminiStream:
             return self._raw_line(event.data)
         if self._raw:  # raw text that never became a JSON value, then events again
             raise HelixError("gemini: the stream holds text that is not an event", code=PROVIDER_ERROR)
-        data = event.data.strip()
-        if not data or event.event not in (None, "message", "error"):
+        data = event.data
+        if not data or event.event not in (None, "message", "error") or data.isspace():
             return False  # RES-12: unknown event types are ignored
         try:
-            payload = json.loads(data)
+            payload = _JSON.decode(data)
         except ValueError as exc:  # ERR-05: not the provider's format
             raise HelixError("gemini: stream event is not JSON", code=PROVIDER_ERROR, cause=exc) from exc
         if not isinstance(payload, dict):
@@ -240,7 +242,12 @@ class _GeminiStream:
         candidates = payload.get("candidates")
         if isinstance(candidates, list) and candidates:
             # One candidate is asked for; the first is candidate 0 (its `index` may be omitted).
-            candidate = next((c for c in candidates if isinstance(c, dict) and c.get("index", 0) == 0), None)
+            first = candidates[0]
+            candidate = (
+                first
+                if isinstance(first, dict) and first.get("index", 0) == 0
+                else next((c for c in candidates if isinstance(c, dict) and c.get("index", 0) == 0), None)
+            )
             if candidate is not None:
                 await self._candidate(candidate)
         else:
