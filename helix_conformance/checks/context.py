@@ -39,6 +39,7 @@ class ScenarioSession:
     _runs: dict[RunOptions, ScenarioRun] = field(default_factory=dict)
     _interactions: list[ReplayInteraction] | None = None
     _decoded: list[DecodedRequest] | None = None
+    _variant_runs: dict[str, ScenarioRun] = field(default_factory=dict)
 
     def interactions(self) -> list[ReplayInteraction]:
         if self._interactions is None and not self.profile.replays:
@@ -59,6 +60,16 @@ class ScenarioSession:
         if keep:
             self._runs[options] = run
         return run
+
+    def run_variant(self, key: str, scenario: Scenario, interactions: list[ReplayInteraction]) -> ScenarioRun:
+        """A run of a generated variant of this scenario (the fault corpus, replay/faults.py) served
+        ``interactions``; computed once per ``key`` and shared by the clauses that judge it."""
+        if key not in self._variant_runs:
+            options = RunOptions(timeout=self.settings.timeout)
+            self._variant_runs[key] = run_scenario(
+                scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
+            )
+        return self._variant_runs[key]
 
     def decoded_requests(self) -> list[DecodedRequest]:
         if self._decoded is None:

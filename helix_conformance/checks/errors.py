@@ -10,8 +10,9 @@ from ..profiles.base import WireProfile
 from ..replay.delivery import MutatedPlan
 from ..replay.runner import REPLAY_API_KEY, RunOptions
 from ..scenarios.model import HttpError, Scenario
-from .common import error_message, expects, has_recorded_stream, named, short, tagged
+from .common import either, error_message, expects, has_recorded_stream, named, short, tagged
 from .context import CheckContext
+from .faults import check_corpus, corpus_base, stall_base
 from .properties import falsify
 from .registry import check, fail
 
@@ -79,13 +80,19 @@ def helix_error_fields(ctx: CheckContext) -> None:
         )
 
 
-@check("ERR-03", applies=tagged("stream_error"))
+@check("ERR-03", applies=either(tagged("stream_error"), corpus_base))
 def stream_error_event_gives_its_code(ctx: CheckContext) -> None:
+    if corpus_base(ctx.scenario, ctx.profile):  # the profile's error events inside this success stream
+        check_corpus(ctx)
+        return
     _code_is_expected(ctx)
 
 
-@check("ERR-04", applies=tagged("partial"))
+@check("ERR-04", applies=either(tagged("partial"), corpus_base))
 def dropped_stream_is_an_error_not_partial_text(ctx: CheckContext) -> None:
+    if corpus_base(ctx.scenario, ctx.profile):  # this success stream truncated, reset, unterminated
+        check_corpus(ctx)
+        return
     _code_is_expected(ctx)
     if _error(ctx).retryable is not True:
         fail(
@@ -97,8 +104,11 @@ def dropped_stream_is_an_error_not_partial_text(ctx: CheckContext) -> None:
         )
 
 
-@check("ERR-05", applies=tagged("transport", "bad_body"))
+@check("ERR-05", applies=either(tagged("transport", "bad_body"), corpus_base))
 def transport_failures_and_foreign_bodies_classified(ctx: CheckContext) -> None:
+    if corpus_base(ctx.scenario, ctx.profile):  # read timeouts, malformed events, HTML 5xx, text/plain 200
+        check_corpus(ctx)
+        return
     _code_is_expected(ctx)
     want = ctx.scenario.expect.retryable
     if want is not None and _error(ctx).retryable != want:
@@ -201,6 +211,8 @@ def generate_step_never_raises(ctx: CheckContext) -> None:
             expected="a StepResult",
             actual=f"{type(run.raised).__name__}: {run.raised}",
         )
+    if corpus_base(ctx.scenario, ctx.profile):  # and under every generated fault of this stream
+        check_corpus(ctx)
 
 
 def _mutation_applies(scenario: Scenario, profile: WireProfile) -> bool:
@@ -235,6 +247,8 @@ def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
             actual=counterexample,
             details="minimal example after shrinking (the body truncated at truncate_at, bytes overwritten at flips)",
         )
+    if corpus_base(ctx.scenario, ctx.profile):  # the generated faults of this stream, stalls aside
+        check_corpus(ctx)
 
 
 @check("NT-03", applies=named("text_basic", "tool_call_parallel"))
@@ -252,8 +266,11 @@ def cancellation_is_not_swallowed(ctx: CheckContext) -> None:
         fail(ctx, "cancellation took too long", expected="< 1 s", actual=f"{run.cancel_latency_s:.2f} s")
 
 
-@check("NT-04", applies=tagged("stall"), needs_result=False)
+@check("NT-04", applies=either(tagged("stall"), stall_base), requires=("abort",), needs_result=False)
 def stalled_stream_does_not_hang(ctx: CheckContext) -> None:
+    if stall_base(ctx.scenario, ctx.profile):  # this success stream stalled, then aborted
+        check_corpus(ctx)
+        return
     if ctx.main.timed_out:
         fail(
             ctx,

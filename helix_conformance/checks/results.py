@@ -16,6 +16,7 @@ from ..contract.results import STEP_RESULT_TYPES
 from ..scenarios.model import Refusal
 from .common import both, describe_result, either, expects, has_part, json_equal, named, not_, short, tagged
 from .context import CheckContext
+from .faults import check_corpus, corpus_base
 from .registry import check, fail
 
 _STEP_RESULT = TypeAdapter(StepResult)
@@ -194,17 +195,21 @@ def sub_agent_calls_is_a_list(ctx: CheckContext) -> None:
         fail(ctx, "sub_agent_calls must be a list", actual=_calls(ctx).sub_agent_calls)
 
 
-@check("RES-12", applies=named("text_quirks"))
+@check("RES-12", applies=either(named("text_quirks"), corpus_base))
 def unknown_wire_elements_are_ignored(ctx: CheckContext) -> None:
     expect = ctx.scenario.expect
     result = ctx.result
-    if not isinstance(result, TextStepResult) or result.content != expect.content:
+    if ctx.scenario.id == "text_quirks" and (
+        not isinstance(result, TextStepResult) or result.content != expect.content
+    ):
         fail(
             ctx,
             "unknown fields or empty chunks changed the outcome",
             expected=expect.content,
             actual=short(result),
         )
+    if corpus_base(ctx.scenario, ctx.profile):  # an unknown event inserted into this success stream
+        check_corpus(ctx)
 
 
 @check("FIN-01", applies=expects("structured_output"))

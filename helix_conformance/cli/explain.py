@@ -75,4 +75,10 @@ def _where_checked(clause_id: str) -> list[str]:
         lines.extend(
             textwrap.wrap(f"{name}: {', '.join(ids) or 'no scenario'}", 100, subsequent_indent="    ")
         )
+    from ..scenarios.fault_kinds import KINDS, kinds_of
+
+    faults = kinds_of(clause_id)
+    if faults:
+        lines.append("and on the faults generated from every success cassette (the fault corpus):")
+        lines.extend(f"    {KINDS[kind][1]}" for kind in faults)
     return [line if line.startswith(" ") else "  " + line for line in lines]

@@ -25,7 +25,7 @@ from ..contract import (
 )
 from ..scenarios.model import HttpError, Stream, StreamError
 from . import anthropic_stream, anthropic_summary
-from .base import DecodedRequest, DecodedTool, WireProfile
+from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
 from .summary import ResponseSummary
 
 _CONFIG_FIELDS = {
@@ -361,6 +361,14 @@ class AnthropicMessagesProfile(WireProfile):
 
     def summarise_response(self, status: int, headers: Mapping[str, str], body: bytes) -> ResponseSummary:
         return anthropic_summary.summarise(status, headers, body)
+
+    def carries_finish(self, event: bytes) -> bool:
+        data = sse_event_json(event)
+        return isinstance(data, dict) and data.get("type") == "message_delta"
+
+    def is_terminator(self, event: bytes) -> bool:
+        data = sse_event_json(event)
+        return isinstance(data, dict) and data.get("type") == "message_stop"
 
     def validate_event(self, event: bytes) -> None:
         anthropic_stream.validate_event(event)

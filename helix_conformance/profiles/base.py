@@ -7,6 +7,7 @@ cassettes), builds the provider's error bodies, and knows its SSE framing and sc
 
 from __future__ import annotations
 
+import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -70,6 +71,16 @@ def split_sse_events(body: bytes) -> list[bytes]:
     if start < len(body):
         pieces.append(body[start:])
     return pieces
+
+
+def sse_event_json(event: bytes) -> Any:
+    """The JSON of an SSE event's ``data:`` lines, or None when it has none or is not JSON (fault corpus)."""
+    lines = event.decode("utf-8", "replace").splitlines()
+    data = "\n".join(line[5:].removeprefix(" ") for line in lines if line.startswith("data:"))
+    try:
+        return json.loads(data) if data else None
+    except ValueError:
+        return None
 
 
 class WireProfile(ABC):
@@ -160,3 +171,18 @@ class WireProfile(ABC):
     def summarise_response(self, status: int, headers: Mapping[str, str], body: bytes) -> ResponseSummary:
         """Read one recorded response back as a provider-neutral summary (recording: diffs, expectations)."""
         raise NotImplementedError(f"the {self.name!r} profile cannot summarise a response (no reader for it)")
+
+    # --- the fault corpus (replay/faults.py) asks these of a recorded stream ---------------------------
+
+    def carries_finish(self, event: bytes) -> bool:
+        """Whether this event says how the response ends (a finish reason): once it is delivered the output
+        is complete, so a stream broken after it may still be returned as the full result (ERR-04)."""
+        return False
+
+    def is_terminator(self, event: bytes) -> bool:
+        """Whether this is the stream's terminal event, the one a 'missing terminator' fault drops."""
+        return False
+
+    def unknown_event(self) -> bytes:
+        """An event of a type no adapter has seen yet, in this profile's framing (RES-12)."""
+        return b'event: x_helix_future_event\ndata: {"type":"x_helix_future_event","detail":{"nested":[1,2]}}\n\n'

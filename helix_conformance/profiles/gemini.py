@@ -27,7 +27,7 @@ from ..contract import (
 )
 from ..scenarios.model import HttpError, Stream, StreamError
 from . import gemini_stream, gemini_summary
-from .base import DecodedRequest, DecodedTool, WireProfile
+from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
 from .summary import ResponseSummary
 
 _CONFIG_FIELDS = {
@@ -352,6 +352,23 @@ class GeminiProfile(WireProfile):
 
     def summarise_response(self, status: int, headers: Mapping[str, str], body: bytes) -> ResponseSummary:
         return gemini_summary.summarise(status, headers, body)
+
+    def carries_finish(self, event: bytes) -> bool:
+        data = sse_event_json(event)
+        if not isinstance(data, dict):
+            return False
+        blocked = isinstance(data.get("promptFeedback"), dict) and data["promptFeedback"].get("blockReason")
+        candidates = data.get("candidates")
+        return bool(blocked) or any(isinstance(c, dict) and c.get("finishReason") for c in candidates or ())
+
+    def is_terminator(self, event: bytes) -> bool:
+        """Gemini sends nothing after its finish chunk: that chunk is the terminator."""
+        return self.carries_finish(event)
+
+    def unknown_event(self) -> bytes:
+        """A chunk whose only part is of a type the API does not send yet (RES-12: unknown content)."""
+        part = '{"x_helix_future_part": {"nested": [1,2]}}'
+        return f'data: {{"candidates": [{{"content": {{"parts": [{part}],"role": "model"}},"index": 0}}]}}\r\n\r\n'.encode()
 
     def validate_event(self, event: bytes) -> None:
         gemini_stream.validate_event(event)

@@ -10,7 +10,7 @@ from typing import Any
 from ..contract import AssistantMessage, Message, SystemMessage, ToolCallInfo, ToolMessage, UserMessage
 from ..scenarios.model import HttpError, Stream, StreamError
 from . import openai_chat_summary
-from .base import DecodedRequest, DecodedTool, WireProfile
+from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
 from .openai_chat_stream import AZURE_FIRST_CHUNK, ChunkWriter
 from .summary import ResponseSummary
 
@@ -272,6 +272,18 @@ class OpenAIChatProfile(WireProfile):
 
     def summarise_response(self, status: int, headers: Mapping[str, str], body: bytes) -> ResponseSummary:
         return openai_chat_summary.summarise(status, headers, body)
+
+    def carries_finish(self, event: bytes) -> bool:
+        data = sse_event_json(event)
+        choices = data.get("choices") if isinstance(data, dict) else None
+        return any(isinstance(c, dict) and c.get("finish_reason") for c in choices or ())
+
+    def is_terminator(self, event: bytes) -> bool:
+        return event.strip() == b"data: [DONE]"
+
+    def unknown_event(self) -> bytes:
+        """A chunk of an object type Chat Completions does not send, with no choices (RES-12)."""
+        return b'data: {"object":"x_helix.future_event","choices":[],"x_helix_future_field":{"nested":[1,2]}}\n\n'
 
     def validate_event(self, event: bytes) -> None:
         from openai.types.chat import ChatCompletionChunk

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from . import SCENARIOS
+from .fault_kinds import DEFAULT_EXAMPLES, FULL_SWEEP_EXAMPLES, KINDS
 from .model import HttpError, Raw, Reuse, Scenario, Stream, StreamError
 
 
@@ -55,7 +56,29 @@ def render() -> str:
         requires = ", ".join(sorted(s.requires)) or "–"
         only = f" Only for {', '.join(sorted(s.profiles))}." if s.profiles else ""
         lines.append(f"| `{s.id}` | {s.description}{only} | {_responses(s)} | {expect} | {requires} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *_fault_corpus()]) + "\n"
+
+
+def _fault_corpus() -> list[str]:
+    """The generated faults every success scenario also runs under (replay/faults.py)."""
+    lines = [
+        "",
+        "## The fault corpus",
+        "",
+        "Every success scenario with a recorded stream is also run, on every wire profile, under faults generated",
+        "from its cassette at run time (nothing is stored): the clause in the table judges each kind, and NT-01",
+        "(never raises) and NT-02 (a valid StepResult in time) judge every variant. The failure names the fault,",
+        "its position and the scenario, e.g. `truncated after event 4 of 9 (tool_call_parallel)`.",
+        f"At the default `--helix-examples={DEFAULT_EXAMPLES}` each kind is tried at a few telling positions (the",
+        "middle of the content, just before the finish event, inside the finish event); more examples try more",
+        f"positions, and `--helix-examples={FULL_SWEEP_EXAMPLES}` or more tries every event boundary.",
+        "",
+        "| fault | judged by | a conforming adapter returns |",
+        "|---|---|---|",
+    ]
+    for kind, (clause, expected) in KINDS.items():
+        lines.append(f"| `{kind}` | {clause} | {expected} |")
+    return lines
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ remaining clauses, so that every registered check is tripped by at least one ada
 not async, unrecorded URLs: dangerous to a harness, reported on their clause), all OpenAI Chat;
 ``anthropic_requests`` (MSG, TOOL, CACHE) and ``anthropic_responses`` (MSG-08, STOP, RES, STR, ERR) for
 Anthropic Messages, and ``gemini_requests`` (MSG, TOOL, CFG-01, CACHE-04) and ``gemini_responses`` (STR,
-RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has its own rules.
+RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has its own rules; ``faults``
+(ERR-03/04/05, RES-12, all three profiles) holds the bugs only the generated fault corpus catches.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from . import (
     compat,
     coverage,
     errors,
+    faults,
     gemini_requests,
     gemini_responses,
     generated,
@@ -36,8 +38,8 @@ from . import (
     late_callbacks,
     naive,
     requests,
-    slow_callbacks,
     results,
+    slow_callbacks,
     streaming,
     undeclared,
 )
@@ -80,6 +82,7 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *naive.ADAPTERS,
     *requests.ADAPTERS,
     *errors.ADAPTERS,
+    *faults.ADAPTERS,
     *coverage.ADAPTERS,
     *compat.ADAPTERS,
     *anthropic_requests.ADAPTERS,

@@ -1,0 +1,174 @@
+"""The fault corpus, judged: run a success scenario's generated faults (replay/faults.py) for one clause.
+
+Every success scenario with a recorded stream is faulted; each clause family judges its own fault kinds
+(ERR-03 error events, ERR-04 drops, ERR-05 timeouts and foreign bodies, NT-04 stalls, RES-12 unknown events)
+and NT-01 / NT-02 judge every variant for raising, hanging or returning garbage. A clause fails on the first
+variant that breaks it; the message names the fault, its position and the base scenario.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+from ..contract import ErrorStepResult, HelixError
+from ..contract.results import STEP_RESULT_TYPES
+from ..profiles.base import WireProfile
+from ..replay.faults import FaultVariant, corpus
+from ..replay.runner import ScenarioRun
+from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS
+from ..scenarios.model import AbortPlan, Scenario, Stream
+from .common import describe_result, error_message, short
+from .context import CheckContext
+from .registry import NotApplicable, fail
+
+TRACE_LINES = 14
+"""How much of the faulted run's trace a failure shows (its end: where the fault hit)."""
+
+
+def corpus_base(scenario: Scenario, profile: WireProfile) -> bool:
+    """A success scenario with one recorded, unfaulted stream that ends with a finish: the corpus fault it."""
+    if not profile.replays or scenario.expect.type == "error" or scenario.abort is not None:
+        return False
+    if len(scenario.exchanges) != 1:
+        return False
+    exchange = scenario.exchanges[0]
+    return (
+        isinstance(exchange.response, Stream) and exchange.response.finish is not None and not exchange.fault
+    )
+
+
+def stall_base(scenario: Scenario, profile: WireProfile) -> bool:
+    """Stalls cost a real wait when an adapter ignores the abort, so they are few: the first scenario of
+    each stream kind (with or without tool calls, with or without thinking)."""
+    return scenario.id in _stall_bases(profile)
+
+
+@functools.lru_cache(maxsize=8)
+def _stall_bases(profile: WireProfile) -> frozenset[str]:
+    from ..scenarios import scenarios_for
+    from ..scenarios.model import Thinking, ToolCall
+
+    chosen: dict[tuple[bool, bool], str] = {}
+    for scenario in scenarios_for(profile.name):
+        if corpus_base(scenario, profile):
+            stream = scenario.exchanges[0].response
+            assert isinstance(stream, Stream)
+            kinds = {type(part) for part in stream.parts}
+            chosen.setdefault((ToolCall in kinds, Thinking in kinds), scenario.id)
+    return frozenset(chosen.values())
+
+
+def variants(ctx: CheckContext, *clauses: str) -> list[FaultVariant]:
+    """The corpus of this scenario at the positions ``--helix-examples`` pays for, for these clauses."""
+    base = ctx.session.interactions()[0]
+    stalls = stall_base(ctx.scenario, ctx.profile) and "abort" in ctx.spec.capabilities
+    every = corpus(ctx.profile, base, ctx.session.settings.examples, stalls=stalls, salt=ctx.scenario.id)
+    return [v for v in every if not clauses or v.clause in clauses]
+
+
+def run_variant(ctx: CheckContext, variant: FaultVariant) -> ScenarioRun:
+    """Run one variant: no retries (every fault is served once), aborted at the stall for stalls."""
+    scenario = dataclasses.replace(
+        ctx.scenario,
+        config={**ctx.scenario.config, "max_retries": 0},
+        abort=AbortPlan(after_events=variant.abort_after) if variant.abort_after is not None else None,
+    )
+    return ctx.session.run_variant(variant.key, scenario, [variant.interaction])
+
+
+def _unusable(run: ScenarioRun, timeout: float) -> str | None:
+    """Why the run gave no StepResult at all (NT-01, NT-02), or None."""
+    if run.setup_error:
+        return run.setup_error
+    if run.timed_out:
+        return f"generate_step did not return within {timeout} s"
+    if run.raised is not None:
+        return f"generate_step raised {type(run.raised).__name__}: {run.raised}"
+    if not isinstance(run.result, STEP_RESULT_TYPES):
+        return f"generate_step returned {type(run.result).__name__}, not a StepResult"
+    return None
+
+
+def _wanted(variant: FaultVariant) -> str:
+    expect = variant.expect
+    if expect.same_as_unfaulted:
+        return "the unfaulted run's result"
+    wanted = "an ErrorStepResult" + (f" with code {' or '.join(expect.codes)}" if expect.codes else "")
+    if expect.retryable is not None:
+        wanted += f", retryable={expect.retryable}"
+    return wanted + (", or the unfaulted run's result" if expect.may_complete else "")
+
+
+def judge(variant: FaultVariant, run: ScenarioRun, unfaulted: Any, timeout: float) -> str | None:
+    """What is wrong with the run of ``variant`` under its clause, or None when the contract allows it."""
+    problem = _unusable(run, timeout)
+    if problem:
+        return problem
+    result, expect = run.result, variant.expect
+    same = describe_result(result) == describe_result(unfaulted)
+    if expect.same_as_unfaulted:
+        return None if same else "the result differs from the unfaulted run's"
+    if expect.may_complete and same:
+        return None
+    if not isinstance(result, ErrorStepResult):
+        return "a success was returned for a broken response"
+    error = result.error
+    if not isinstance(error, HelixError):
+        return f"the error is a {type(error).__name__}, not a HelixError"
+    if expect.codes and error.code not in expect.codes:
+        return f"wrong error code {error.code}"
+    if expect.retryable is not None and error.retryable != expect.retryable:
+        return f"retryable={error.retryable}"
+    return None
+
+
+def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
+    """Fail ``ctx.clause`` on the first variant of its fault kinds (of every kind for NT-01, NT-02) that
+    breaks it. NT-01 judges only raising, NT-02 only a missing or late StepResult."""
+    clause = clause or ctx.clause
+    generic = clause in ("NT-01", "NT-02")
+    chosen = [v for v in variants(ctx) if v.kind != "stall"] if generic else variants(ctx, clause)
+    if clause == "NT-04" and not chosen:
+        raise NotApplicable(
+            "stalls need the 'abort' capability: without it only the adapter's timeout ends one"
+        )
+    timeout = ctx.session.settings.timeout
+    for variant in chosen:
+        run = run_variant(ctx, variant)
+        if clause == "NT-01":
+            problem = f"raised {type(run.raised).__name__}: {run.raised}" if run.raised is not None else None
+        elif clause == "NT-02":
+            problem = _unusable(run, timeout) if run.raised is None else None
+        else:
+            problem = judge(variant, run, None if clause == "NT-04" else ctx.result, timeout)
+        if problem is not None:
+            _fail(ctx, variant, run, problem)
+
+
+def _fail(ctx: CheckContext, variant: FaultVariant, run: ScenarioRun, problem: str) -> None:
+    actual = short(run.result) if run.results else problem
+    examples = ctx.session.settings.examples
+    trace = run.trace.describe().splitlines()
+    details = "\n".join(
+        [
+            f"fault: {KINDS[variant.kind][1]} ({variant.clause})",
+            f"served: HTTP {variant.interaction.status}, {len(variant.interaction.body)} bytes"
+            + (f", then {variant.interaction.fault.kind}" if variant.interaction.fault else ""),
+            "the faulted run's trace (end):",
+            *trace[-TRACE_LINES:],
+            f"This fault is generated from the scenario's cassette, not stored; it is tried with "
+            f"--helix-examples={examples} (more examples try more positions; {FULL_SWEEP_EXAMPLES} or more "
+            "try every event boundary).",
+        ]
+    )
+    if run.raised is not None:
+        details += f"\nraised: {error_message(run.raised)}"
+    fail(
+        ctx,
+        f"{variant.describe(ctx.scenario.id)}: {problem}",
+        expected=_wanted(variant) if ctx.clause not in ("NT-01", "NT-02") else "a StepResult, in time",
+        actual=actual,
+        details=details,
+    )

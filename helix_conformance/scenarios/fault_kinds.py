@@ -1,0 +1,89 @@
+"""The kinds of fault the corpus (``replay/faults.py``) breaks every success cassette with, and what the
+contract expects of each: provider-neutral data, listed in docs/scenarios.md and by ``explain``."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+CorpusKind = Literal[
+    "truncate",
+    "truncate_inside",
+    "reset",
+    "no_terminator",
+    "read_timeout",
+    "malformed_json",
+    "html_5xx",
+    "plain_200",
+    "stream_error",
+    "unknown_event",
+    "stall",
+]
+
+KINDS: dict[CorpusKind, tuple[str, str]] = {
+    "truncate": (
+        "ERR-04",
+        "the body ends cleanly after an event: provider_error, retryable (an empty body: any provider_error; "
+        "after the finish event: the unfaulted result is accepted too)",
+    ),
+    "truncate_inside": ("ERR-04", "the body ends inside an event: provider_error (retryable not judged)"),
+    "reset": (
+        "ERR-04",
+        "the connection is reset after N bytes: provider_error, retryable (or the unfaulted result after the "
+        "finish event)",
+    ),
+    "no_terminator": (
+        "ERR-04",
+        "the terminal event is dropped ([DONE], message_stop, Gemini's finish chunk): the unfaulted result if "
+        "the finish was delivered, else provider_error, retryable",
+    ),
+    "read_timeout": (
+        "ERR-05",
+        "reading the body times out: provider_timeout, retryable (after output started, provider_error too)",
+    ),
+    "malformed_json": (
+        "ERR-05",
+        "a copy of the finish event with its JSON cut in half, mid-stream: provider_error",
+    ),
+    "html_5xx": ("ERR-05", "a proxy's HTML page with status 502: provider_error, retryable"),
+    "plain_200": ("ERR-05", "a 200 text/plain body that is no stream at all: provider_error"),
+    "stream_error": (
+        "ERR-03",
+        "the profile's own error event mid-stream: the code of its type (overloaded -> provider_overloaded, "
+        "rate limit -> provider_rate_limited, server error -> provider_error)",
+    ),
+    "unknown_event": ("RES-12", "an event of an unknown type inserted mid-stream: the unfaulted result"),
+    "stall": (
+        "NT-04",
+        "the stream stalls forever and the step is aborted: request_aborted or provider_timeout before the "
+        "timeout (adapters declaring 'abort'; one scenario per stream shape)",
+    ),
+}
+"""Each fault kind: the clause that judges it and what a conforming adapter returns. Every variant is also
+judged by NT-01 (never raises) and NT-02 (a valid StepResult in time), stalls aside (NT-04's)."""
+
+DEFAULT_EXAMPLES = 5
+"""``--helix-examples`` at its default: each kind is tried at its few default positions."""
+FULL_SWEEP_EXAMPLES = 100
+"""From this many examples on, every kind is tried at every position (every event boundary)."""
+
+LABELS: dict[CorpusKind, str] = {
+    "truncate": "truncated",
+    "truncate_inside": "truncated",
+    "reset": "connection reset",
+    "no_terminator": "terminal event dropped:",
+    "read_timeout": "read timeout",
+    "malformed_json": "malformed JSON event inserted",
+    "html_5xx": "HTML 502 page instead of the stream",
+    "plain_200": "200 text/plain body instead of the stream",
+    "stream_error": "provider error event",
+    "unknown_event": "unknown event inserted",
+    "stall": "stream stalls",
+}
+"""How a failure message names each kind, followed by its position."""
+
+
+def kinds_of(clause: str) -> list[CorpusKind]:
+    """The fault kinds ``clause`` judges (NT-01 and NT-02 judge every kind but stalls)."""
+    if clause in ("NT-01", "NT-02"):
+        return [kind for kind in KINDS if kind != "stall"]
+    return [kind for kind, (judged_by, _) in KINDS.items() if judged_by == clause]

@@ -1,0 +1,184 @@
+"""The fault corpus: generated from every success cassette of every profile, passed by every reference.
+
+The corpus (``helix_conformance/replay/faults.py``) breaks each success scenario's recorded stream in every
+way CONTRACT.md names; these tests prove it covers every cassette with every fault kind, that the three
+reference adapters pass the full sweep (every event boundary), that the default sweep stays cheap, and that
+the broken adapters of ``broken_adapters/faults.py`` are caught by the corpus alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+import pytest
+from broken_adapters import BrokenAdapter
+from broken_adapters.faults import ADAPTERS as CORPUS_ONLY_ADAPTERS
+
+from helix_conformance.adapters import resolve_adapter
+from helix_conformance.checks.context import CheckContext, HarnessSettings, ScenarioSession
+from helix_conformance.checks.faults import corpus_base, judge, run_variant, stall_base
+from helix_conformance.checks.registry import load_all_checks
+from helix_conformance.contract import TextStepResult
+from helix_conformance.profiles import KNOWN_PROFILES, get_profile
+from helix_conformance.replay.faults import (
+    StreamShape,
+    corpus,
+)
+from helix_conformance.replay.interactions import CassetteCache, ReplayInteraction, build_interactions
+from helix_conformance.scenarios import get_scenario, scenarios_for
+from helix_conformance.scenarios.fault_kinds import DEFAULT_EXAMPLES, FULL_SWEEP_EXAMPLES, KINDS
+from helix_conformance.scenarios.model import Scenario
+from helix_conformance.suite import bundled_cassettes, plan_suite
+from helix_conformance.testing import run_conformance
+
+CASSETTES = CassetteCache(bundled_cassettes())
+REFERENCES = {"openai": "openai-chat", "anthropic": "anthropic-messages", "gemini": "gemini"}
+CORPUS_CLAUSES = {"ERR-03", "ERR-04", "ERR-05", "NT-04", "RES-12"}
+DEFAULT_RUNS_PER_PROFILE = 420
+"""A cost guard: variants one default run of the suite serves per profile (~2 ms each)."""
+
+
+def _bases(profile_name: str) -> list[Scenario]:
+    profile = get_profile(profile_name)
+    return [s for s in scenarios_for(profile_name) if corpus_base(s, profile)]
+
+
+def _recorded(profile_name: str, scenario: Scenario) -> ReplayInteraction:
+    return build_interactions(scenario, get_profile(profile_name), CASSETTES)[0]
+
+
+@pytest.mark.parametrize("profile_name", KNOWN_PROFILES)
+def test_every_success_cassette_is_faulted_with_every_kind(profile_name: str) -> None:
+    profile = get_profile(profile_name)
+    success = [s for s in scenarios_for(profile_name) if s.recorded_exchanges and s.expect.type != "error"]
+    bases = _bases(profile_name)
+    assert [s.id for s in bases] == [s.id for s in success]
+    assert len(bases) >= 28, f"{profile_name}: only {len(bases)} success cassettes"
+    kinds_seen: Counter[str] = Counter()
+    for scenario in bases:
+        base = _recorded(profile_name, scenario)
+        variants = corpus(profile, base, FULL_SWEEP_EXAMPLES, stalls=True, salt=scenario.id)
+        kinds = {v.kind for v in variants}
+        assert kinds == set(KINDS), f"{scenario.id}: missing {set(KINDS) - kinds}"
+        kinds_seen.update(v.kind for v in variants)
+        shape = StreamShape.of(profile, base.body)
+        truncated = {len(v.interaction.body) for v in variants if v.kind == "truncate"}
+        assert truncated == {len(shape.prefix(k)) for k in range(shape.n)}, "every event boundary"
+        assert len({v.key for v in variants}) == len(variants), f"{scenario.id}: variant keys collide"
+        assert {v.clause for v in variants} == CORPUS_CLAUSES
+    assert set(kinds_seen) == set(KINDS)
+    print(
+        f"{profile_name}: {len(bases)} success cassettes, {sum(kinds_seen.values())} variants in the full sweep"
+    )
+
+
+@pytest.mark.parametrize("profile_name", KNOWN_PROFILES)
+def test_the_default_sweep_is_small_and_grows_with_examples(profile_name: str) -> None:
+    profile = get_profile(profile_name)
+    runs = {DEFAULT_EXAMPLES: 0, 2 * DEFAULT_EXAMPLES: 0, FULL_SWEEP_EXAMPLES: 0}
+    for scenario in _bases(profile_name):
+        base = _recorded(profile_name, scenario)
+        stalls = stall_base(scenario, profile)
+        for examples in runs:
+            runs[examples] += len(corpus(profile, base, examples, stalls=stalls, salt=scenario.id))
+        default = {v.kind for v in corpus(profile, base, stalls=stalls, salt=scenario.id)}
+        assert default >= set(KINDS) - {"stall", "html_5xx", "plain_200"}, scenario.id
+    assert runs[DEFAULT_EXAMPLES] <= DEFAULT_RUNS_PER_PROFILE, runs
+    assert runs[DEFAULT_EXAMPLES] < runs[2 * DEFAULT_EXAMPLES] < runs[FULL_SWEEP_EXAMPLES], runs
+
+
+@pytest.mark.parametrize("profile_name", KNOWN_PROFILES)
+def test_finish_and_terminator_are_found_in_every_cassette(profile_name: str) -> None:
+    profile = get_profile(profile_name)
+    for scenario in _bases(profile_name):
+        events = profile.split_events(_recorded(profile_name, scenario).body)
+        finishing = [i for i, e in enumerate(events) if profile.carries_finish(e)]
+        terminal = [i for i, e in enumerate(events) if profile.is_terminator(e)]
+        assert finishing, f"{scenario.id}: no event carries the finish"
+        assert terminal == [len(events) - 1], f"{scenario.id}: the terminator is not the last event"
+        if profile_name == "gemini":  # no terminator beyond the finish chunk
+            assert finishing == terminal, scenario.id
+        else:
+            assert finishing[0] < terminal[0], scenario.id
+
+
+def _session(name: str, scenario: Scenario) -> ScenarioSession:
+    spec = resolve_adapter(name).spec
+    settings = HarnessSettings(timeout=5.0, examples=FULL_SWEEP_EXAMPLES)
+    return ScenarioSession(scenario, get_profile(spec.wire_profile), spec, CASSETTES, settings)
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_reference_adapter_passes_the_full_sweep(name: str) -> None:
+    """Every fault kind at every position of every success cassette, stalls included."""
+    problems, count, started = [], 0, time.monotonic()
+    for scenario in _bases(REFERENCES[name]):
+        session = _session(name, scenario)
+        ctx = CheckContext("ERR-04", session)
+        unfaulted = ctx.result
+        for variant in corpus(session.profile, session.interactions()[0], FULL_SWEEP_EXAMPLES, stalls=True):
+            count += 1
+            problem = judge(variant, run_variant(ctx, variant), unfaulted, session.settings.timeout)
+            if problem:
+                problems.append(f"{variant.clause} {variant.describe(scenario.id)}: {problem}")
+    print(f"{name}: {count} variants in {time.monotonic() - started:.1f} s")
+    assert not problems, "\n".join(problems[:20])
+
+
+@pytest.mark.parametrize("broken", CORPUS_ONLY_ADAPTERS, ids=lambda b: b.name)
+def test_corpus_only_adapters_pass_the_hand_written_fault_scenarios(broken: BrokenAdapter) -> None:
+    """The same clause passes on every scenario that is not a corpus base: only the corpus catches them."""
+    profile = get_profile(broken.profile)
+    if broken.caught_by == "RES-12":  # its hand-written scenario, text_quirks, is faulted too: run it bare
+        session = ScenarioSession(
+            get_scenario("text_quirks"), profile, broken.spec, CASSETTES, HarnessSettings(timeout=3.0)
+        )
+        result = session.run().result
+        assert isinstance(result, TextStepResult), result
+        assert result.content == session.scenario.expect.content
+        return
+    check = load_all_checks()[broken.caught_by]
+    hand_written = [
+        s.id for s in scenarios_for(profile.name) if check.applies(s, profile) and not corpus_base(s, profile)
+    ]
+    assert hand_written, f"{broken.caught_by} has no hand-written scenario on {profile.name}"
+    report = run_conformance(
+        broken.spec, clauses=[broken.caught_by], scenarios=hand_written, timeout=3.0, examples=3
+    )
+    outcomes = {row["scenario"]: (row["outcome"], row["message"]) for row in report["results"]}
+    caught = {s: o for s, o in outcomes.items() if o[0] not in ("passed", "skipped")}
+    assert not caught, f"{broken.name} is caught without the corpus: {caught}"
+
+
+def test_a_corpus_failure_names_the_fault_its_position_and_the_scenario() -> None:
+    broken = next(b for b in CORPUS_ONLY_ADAPTERS if b.name == "tool_call_complete_when_json_parses")
+    report = run_conformance(broken.spec, clauses=["ERR-04"], scenarios=["tool_call_parallel"], timeout=3.0)
+    (row,) = report["results"]
+    assert row["outcome"] == "failed"
+    assert row["message"].startswith("truncated after event ")
+    assert " of " in row["message"]
+    assert "(tool_call_parallel)" in row["message"]
+    assert row["reproduce"].endswith('-k "openai-chat::tool_call_parallel::ERR-04"')
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_test_ids_stay_unique(name: str) -> None:
+    planned = plan_suite(resolve_adapter(name).spec)
+    ids = [p.test_id for p in planned]
+    assert len(ids) == len(set(ids))
+    corpus_ids = {p.clause for p in planned if corpus_base(p.scenario, get_profile(p.profile))}
+    assert CORPUS_CLAUSES | {"NT-01", "NT-02"} <= corpus_ids
+
+
+def test_a_profile_that_cannot_read_its_stream_gets_only_format_free_faults() -> None:
+    """A profile without finish detection (``custom``) must not be judged on guesses about its framing."""
+    openai = get_profile("openai-chat")
+
+    class Opaque(type(openai)):  # type: ignore[misc]
+        def carries_finish(self, event: bytes) -> bool:
+            return False
+
+    base = _recorded("openai-chat", get_scenario("tool_call"))
+    kinds = [v.kind for v in corpus(Opaque(), base, FULL_SWEEP_EXAMPLES, stalls=True)]
+    assert kinds == ["read_timeout", "html_5xx", "plain_200"]
