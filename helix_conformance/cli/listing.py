@@ -58,6 +58,10 @@ def _profiles(args: argparse.Namespace) -> list[str]:
     for name in KNOWN_PROFILES:
         cassettes = len(list((root / name).glob("*.yaml")))
         lines.append(f"{name:<20} {len(scenarios_for(name)):>9} {cassettes:>9}  --adapter={reference[name]}")
+    lines.append(
+        f"{'custom':<20} {'recorded':>9} {'yours':>9}  wire_profile='custom' with your cassette_dir: "
+        "see docs/recording.md"
+    )
     return lines
 
 
