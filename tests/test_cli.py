@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from pathlib import Path
 
@@ -177,3 +178,28 @@ def test_replay_plans_are_validated(capsys: pytest.CaptureFixture[str]) -> None:
         code, _, err = _run(capsys, "replay", "--adapter", "openai", "text_basic", *bad)
         assert code == 2, bad
         assert "Traceback" not in err
+
+
+def test_an_nt_02_failure_prints_a_replay_command_that_reproduces_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from broken_adapters import BROKEN_ADAPTERS
+
+    from helix_conformance.checks.context import HarnessSettings
+    from helix_conformance.cli import replay
+    from helix_conformance.suite import SuiteRunner, plan_suite
+
+    broken = next(b for b in BROKEN_ADAPTERS if b.caught_by == "NT-02")
+    scenario = broken.scenarios[0]
+    planned = [p for p in plan_suite(broken.spec) if p.test_id.endswith(f"::{scenario}::NT-02")]
+    failure = SuiteRunner(broken.spec, HarnessSettings()).run(planned[0]).failure
+    assert failure is not None
+    assert failure.replay.startswith("--truncate-at ")
+    parser = argparse.ArgumentParser()
+    replay.add_arguments(parser)
+    args = parser.parse_args(["--adapter", "openai", scenario, *failure.replay.split()])
+    code = replay._replay_scenario(
+        broken.spec, "broken", scenario, 10.0, judge=False, plan=replay._plan(args)
+    )
+    assert code == 1
+    assert "no valid StepResult (NT-02 fails)" in capsys.readouterr().out

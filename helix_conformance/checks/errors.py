@@ -236,16 +236,22 @@ def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
             what = (
                 repr(run.raised) if run.raised else "timed out" if run.timed_out else repr(run.result)[:100]
             )
+            shrunk.append(plan)
             return f"{plan}: {what}"
         return None
 
+    shrunk: list[MutatedPlan] = []
     counterexample = falsify(ctx, strategy, probe)
     if counterexample is not None:
+        last = shrunk[-1]
         fail(
             ctx,
             "a truncated or corrupted stream made the step raise, hang or return garbage",
             actual=counterexample,
             details="minimal example after shrinking (the body truncated at truncate_at, bytes overwritten at flips)",
+            replay=" ".join(
+                [f"--truncate-at {last.truncate_at}", *(f"--flip {o}:{b}" for o, b in last.flips)]
+            ),
         )
     if corpus_base(ctx.scenario, ctx.profile):  # the generated faults of this stream, stalls aside
         check_corpus(ctx)
