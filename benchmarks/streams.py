@@ -14,6 +14,7 @@ in the same 4 KB chunks, as a network would hand them over:
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -103,17 +104,18 @@ def parse_floor(chunks: list[bytes]) -> int:
 # --- the official SDKs ----------------------------------------------------------------------------------
 
 
-def _transport(chunks: list[bytes], content_type: str = "text/event-stream") -> Any:
-    import httpx2
+def _transport(chunks: list[bytes], content_type: str = "text/event-stream", library: str = "httpx2") -> Any:
+    """A client of ``library`` (the SDKs of today use httpx2; older google-genai, httpx) that serves the chunks."""
+    http = importlib.import_module(library)
 
-    class Chunks(httpx2.SyncByteStream):
+    class Chunks(http.SyncByteStream):  # type: ignore[misc,name-defined]
         def __iter__(self) -> Iterator[bytes]:
             yield from chunks
 
     def handler(request: Any) -> Any:
-        return httpx2.Response(200, headers={"content-type": content_type}, stream=Chunks())
+        return http.Response(200, headers={"content-type": content_type}, stream=Chunks())
 
-    return httpx2.Client(transport=httpx2.MockTransport(handler))
+    return http.Client(transport=http.MockTransport(handler))
 
 
 def parse_sdk(provider: str) -> Callable[[list[bytes]], int]:
@@ -149,7 +151,11 @@ def parse_sdk(provider: str) -> Callable[[list[bytes]], int]:
     from google.genai import types
 
     def run_gemini(chunks: list[bytes]) -> int:
-        options = types.HttpOptions(base_url="http://bench.invalid", httpx_client=_transport(chunks))
+        try:
+            options = types.HttpOptions(base_url="http://bench.invalid", httpx_client=_transport(chunks))
+        except ValueError:  # google-genai before httpx2 takes an httpx.Client (pydantic's ValidationError)
+            client = _transport(chunks, library="httpx")
+            options = types.HttpOptions(base_url="http://bench.invalid", httpx_client=client)
         client = genai.Client(api_key="bench", http_options=options)
         return sum(1 for _ in client.models.generate_content_stream(model="gemini-2.5-flash", contents="Hi"))
 
