@@ -16,28 +16,16 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
+from ..recording.scrub import SCRUBBED_HEADERS, scrub_uri
 from ..replay.cassette import dump_cassette
 
 IMPORTER = "helix-conformance import"
 
-SECRET_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "x-goog-api-key",
-        "cookie",
-        "set-cookie",
-        "openai-organization",
-        "openai-project",
-        "anthropic-organization-id",
-    }
-)
-"""Request/response headers never copied into an imported cassette, whatever the source kept."""
-SECRET_QUERY_KEYS = frozenset({"key", "api_key", "apikey", "access_token"})
+SECRET_HEADERS = SCRUBBED_HEADERS
+"""Request/response headers never copied into an imported cassette, whatever the source kept (the recorder's
+list: credentials and the ids naming the account)."""
 HOP_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
 """Dropped from responses: bodies are stored decompressed and re-framed by the replay engine."""
 
@@ -90,16 +78,6 @@ def output_name(recording: Path) -> str:
 
 def fail(path: Path, message: str) -> ImportFailure:
     return ImportFailure(f"{path}: {message}")
-
-
-def scrub_uri(uri: str) -> str:
-    parts = urlsplit(uri)
-    if not parts.query:
-        return uri
-    query = [
-        (k, "REDACTED" if k.lower() in SECRET_QUERY_KEYS else v) for k, v in parse_qsl(parts.query, True)
-    ]
-    return urlunsplit(parts._replace(query=urlencode(query, safe=":/")))
 
 
 def header_dict(raw: Any, path: Path, where: str, *, response: bool) -> dict[str, list[str]]:
