@@ -9,10 +9,11 @@ changed in meaning against the cassette it replaces (``diff.semantic_diff``).
 from __future__ import annotations
 
 import datetime
+import functools
 import os
 import platform
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -249,12 +250,18 @@ def _verified(scenario: Scenario, summaries: Sequence[ResponseSummary]) -> list[
 def _package_of(spec: AdapterSpec) -> str:
     module = getattr(spec.factory, "__module__", "") or ""
     top = module.split(".")[0]
-    for dist in metadata.packages_distributions().get(top, []):
+    for dist in _distributions().get(top, []):
         try:
             return f"{dist} {metadata.version(dist)}"
         except metadata.PackageNotFoundError:
             continue
     return module or "unknown"
+
+
+@functools.lru_cache(maxsize=1)
+def _distributions() -> Mapping[str, list[str]]:
+    """Top-level module -> distributions; reading every installed distribution once is enough."""
+    return metadata.packages_distributions()
 
 
 def _library_versions() -> dict[str, str]:
