@@ -16,6 +16,7 @@ from pathlib import Path
 from ..profiles.base import WireProfile
 from ..profiles.summary import ResponseSummary, SummaryToolCall
 from ..replay.cassette import load_cassette
+from .live import summaries_of
 
 NOISE_EVENTS = frozenset({"ping", "comment"})
 """Keep-alives whose count and position carry no meaning."""
@@ -25,9 +26,8 @@ _SHORT = 40
 
 
 def summarise_cassette(profile: WireProfile, path: Path) -> list[ResponseSummary]:
-    """Every interaction of a cassette, summarised by the profile."""
-    cassette = load_cassette(path)
-    return [profile.summarise_response(i.status, i.headers, i.body) for i in cassette.interactions]
+    """Every interaction of a cassette, read back as recording does (``live.summaries_of``)."""
+    return summaries_of(load_cassette(path), profile)
 
 
 def diff_cassettes(profile: WireProfile, old: Path, new: Path) -> list[str]:

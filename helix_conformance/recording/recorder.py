@@ -24,13 +24,13 @@ from .. import __version__
 from ..contract import AdapterContext, AdapterSpec
 from ..profiles.base import WireProfile
 from ..profiles.summary import ResponseSummary
-from ..replay.cassette import CassetteError, dump_cassette, load_cassette
+from ..replay.cassette import CassetteError, dump_cassette
 from ..replay.runner import run_live
 from ..scenarios.live import why_not_live
 from ..scenarios.model import Scenario
 from .capture import CapturedExchange, LiveCapture
-from .diff import semantic_diff
-from .live import observed_result, summaries_of, summary_of_observed, verify_live
+from .diff import semantic_diff, summarise_cassette
+from .live import observed_result, summary_of_observed, verify_live
 from .scan import scan_cassette_data
 from .scrub import replace_secrets, scrub_interaction
 
@@ -288,11 +288,11 @@ def _describe(summary: ResponseSummary) -> str:
 
 
 def _summaries_of(path: Path, profile: WireProfile) -> list[ResponseSummary]:
+    """The cassette being replaced, read back for the diff; an unreadable one counts as empty."""
     try:
-        cassette = load_cassette(path)
+        return summarise_cassette(profile, path)
     except CassetteError:
         return []
-    return summaries_of(cassette, profile)
 
 
 def _write(path: Path, text: str, *, replace: bool) -> None:
