@@ -26,7 +26,7 @@ from .summary import (
     json_object,
     parse_arguments,
     read_sse,
-    stream_content_problem,
+    stream_collector,
 )
 
 STOP_TABLE = invert_stop_table(
@@ -55,9 +55,7 @@ def summarise(status: int, headers: Mapping[str, str], body: bytes) -> ResponseS
     """The summary of one Messages response: an HTTP error body or a streamed message."""
     if not 200 <= status < 300:
         return http_error(status, body, _error_type(json_body(body)))
-    out = Collector(status)
-    if problem := stream_content_problem(headers):
-        out.problems.append(problem)
+    out = stream_collector(status, headers)
     blocks: dict[int, _Block] = {}
     calls: list[_Block] = []
     stopped = False

@@ -29,7 +29,7 @@ from .summary import (
     json_object,
     read_sse,
     short,
-    stream_content_problem,
+    stream_collector,
 )
 
 _FILTERED: StopReason = "content_filter"
@@ -86,10 +86,8 @@ def summarise(status: int, headers: Mapping[str, str], body: bytes) -> ResponseS
     """The summary of one streamGenerateContent response: an HTTP error body or an SSE stream."""
     if not 200 <= status < 300:
         return http_error(status, body, _error_type(json_body(body)))
-    state = _State(Collector(status))
+    state = _State(stream_collector(status, headers))
     out = state.collector
-    if problem := stream_content_problem(headers):
-        out.problems.append(problem)
     for n, item in enumerate(read_sse(body, out.problems)):
         if item.kind == "stray":
             _raw_line(state, item.data, n)

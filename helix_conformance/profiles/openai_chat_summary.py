@@ -27,7 +27,7 @@ from .summary import (
     json_object,
     parse_arguments,
     read_sse,
-    stream_content_problem,
+    stream_collector,
 )
 
 STOP_TABLE = invert_stop_table(FINISH_REASONS, {"function_call": "tool_use"})
@@ -65,10 +65,8 @@ def summarise(status: int, headers: Mapping[str, str], body: bytes) -> ResponseS
     """The summary of one Chat Completions response: an HTTP error body or a streamed completion."""
     if not 200 <= status < 300:
         return http_error(status, body, _error_type(json_body(body)))
-    state = _State(Collector(status))
+    state = _State(stream_collector(status, headers))
     out = state.collector
-    if problem := stream_content_problem(headers):
-        out.problems.append(problem)
     for n, item in enumerate(read_sse(body, out.problems)):
         if item.kind == "comment":
             out.events.append("comment")

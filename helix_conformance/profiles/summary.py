@@ -233,9 +233,10 @@ def http_error(status: int, body: bytes, error_type: str | None) -> ResponseSumm
     return collector.summary(None)
 
 
-def stream_content_problem(headers: Mapping[str, str]) -> str | None:
-    """A problem when a 2xx response does not declare an event stream."""
+def stream_collector(status: int, headers: Mapping[str, str]) -> Collector:
+    """The collector of a 2xx response, with a content type that is not an event stream noted as a problem."""
+    out = Collector(status)
     content_type = header(headers, "content-type")
     if content_type and "event-stream" not in content_type.lower():
-        return f"content-type {content_type!r} is not text/event-stream"
-    return None
+        out.problems.append(f"content-type {content_type!r} is not text/event-stream")
+    return out
