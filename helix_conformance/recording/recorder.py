@@ -14,7 +14,7 @@ import os
 import platform
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
@@ -75,7 +75,6 @@ class RecordSettings:
     api_key: str
     base_url: str | None = None
     timeout: float = MIN_RECORD_TIMEOUT_S
-    extra_secrets: tuple[str, ...] = field(default_factory=tuple)
 
 
 def key_env_of(spec: AdapterSpec, profile: WireProfile) -> str | None:
@@ -152,7 +151,7 @@ def record_scenario(
             "not written, the live answer does not stand for the scenario: " + "; ".join(mismatch),
             path,
         )
-    secrets = tuple(s for s in (settings.api_key, *settings.extra_secrets) if s)
+    secrets = (settings.api_key,)
     try:
         interactions = [
             scrub_interaction(_interaction(e), extra_headers=profile.secret_headers, secrets=secrets)

@@ -59,10 +59,6 @@ class CassetteCache:
             self._cache[key] = load_cassette(path)
         return self._cache[key]
 
-    def forget(self, profile: str, scenario_id: str) -> None:
-        """Drop a cached cassette (it was just re-recorded)."""
-        self._cache.pop((profile, scenario_id), None)
-
 
 def build_interactions(
     scenario: Scenario, profile: WireProfile, cassettes: CassetteCache
