@@ -22,10 +22,21 @@ def pytest_configure(config: pytest.Config) -> None:
     options = resolve(config)
     from .adapters import AdapterNotFound, resolve_adapter
 
+    worker = None
     try:
-        resolved = resolve_adapter(str(name))
+        if options["helix_in_process"][0]:
+            resolved = resolve_adapter(str(name))
+        else:
+            from .worker.client import start_for_session
+
+            worker, resolved = start_for_session(config, str(name))
+            if options["helix_record_mode"][0] != "none":
+                resolved = resolve_adapter(str(name))  # recording live calls the factory in this process
     except AdapterNotFound as exc:
         raise pytest.UsageError(str(exc)) from None
     from .pytest_suite import ConformancePlugin
 
-    config.pluginmanager.register(ConformancePlugin(config, resolved, options), "helix-conformance-suite")
+    plugin = ConformancePlugin(config, resolved, options)
+    if worker is not None:
+        plugin.settings.executor = worker.run_scenario
+    config.pluginmanager.register(plugin, "helix-conformance-suite")

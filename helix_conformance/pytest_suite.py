@@ -27,6 +27,7 @@ from .suite import (
 )
 
 SUITE_PREFIX = "helix-conformance"
+IN_PROCESS_NOTE = "in-process: not a gate"
 
 
 @dataclass(frozen=True)
@@ -200,6 +201,10 @@ class ConformancePlugin:
             if dest != "adapter"
         )
         lines.append(f"  settings: {shown}")
+        if self.options["helix_in_process"][0]:
+            lines.append(
+                f"  {IN_PROCESS_NOTE}: the adapter runs inside pytest's process (--helix-in-process)"
+            )
         return lines
 
     def _cassettes_shown(self) -> str:
@@ -287,7 +292,8 @@ class ConformancePlugin:
         for line in render_summary(
             self.log, strict=self.strict, adapter=self.resolved.spec.name, deselected=bool(self.deselected)
         ):
-            terminalreporter.write_line(line)
+            in_process = line.startswith("VERDICT") and self.options["helix_in_process"][0]
+            terminalreporter.write_line(f"{line} ({IN_PROCESS_NOTE})" if in_process else line)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -151,6 +151,14 @@ OPTIONS: tuple[Option, ...] = (
         _bool,
         flag=True,
     ),
+    Option(
+        "helix-in-process",
+        "run the adapter inside pytest's process (a thread), so pdb and breakpoints work; for debugging only, "
+        "not a gate: the adapter could end or rewrite the verdict. By default it runs in a worker process",
+        False,
+        _bool,
+        flag=True,
+    ),
 )
 
 

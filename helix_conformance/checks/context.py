@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -18,6 +19,8 @@ class HarnessSettings:
     examples: int = 5
     """Hypothesis examples per property check (STR-10, NT-02); derandomized unless a seed is given."""
     seed: int | None = None
+    executor: Callable[..., ScenarioRun] | None = None
+    """Runs a scenario: ``run_scenario`` in this process when None, or an adapter worker's (worker/)."""
 
 
 @dataclass
@@ -54,7 +57,7 @@ class ScenarioSession:
         if options in self._runs:
             return self._runs[options]
         interactions = self.interactions() * options.steps
-        run = run_scenario(
+        run = (self.settings.executor or run_scenario)(
             self.scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
         )
         if keep:
@@ -66,7 +69,7 @@ class ScenarioSession:
         ``interactions``; computed once per ``key`` and shared by the clauses that judge it."""
         if key not in self._variant_runs:
             options = RunOptions(timeout=self.settings.timeout)
-            self._variant_runs[key] = run_scenario(
+            self._variant_runs[key] = (self.settings.executor or run_scenario)(
                 scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
             )
         return self._variant_runs[key]

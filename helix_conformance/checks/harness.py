@@ -27,7 +27,8 @@ def every_request_matched(ctx: CheckContext) -> None:
             ctx,
             "the adapter made requests that match no recorded interaction (even if it turned the "
             f"replay error into an ErrorStepResult){why}",
-            actual=unmatched + [f"socket to {a}" for a in run.unintercepted],
+            expected="only the recorded requests, and no other way out to the network",
+            actual=unmatched + run.unintercepted,
             details=run.trace.describe(),
         )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import ipaddress
 import socket
 import threading
 import time
@@ -272,7 +273,7 @@ def _refuse_outside_connections(original: Callable[..., Any]) -> Callable[..., A
         host = address[0] if isinstance(address, tuple) else address
         if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(str(host)):
             if _ACTIVE is not None:
-                _ACTIVE.unintercepted.append(str(address))
+                _ACTIVE.unintercepted.append(f"socket connect to {address!r}")
             raise ConnectionRefusedError(
                 f"helix-conformance: a network connection to {address} was attempted outside httpx/httpx2; "
                 "the replay intercepts only those clients, and real network access is blocked during a scenario"
@@ -283,7 +284,11 @@ def _refuse_outside_connections(original: Callable[..., Any]) -> Callable[..., A
 
 
 def _is_loopback(host: str) -> bool:
-    return host in ("localhost", "::1") or host.startswith("127.")
+    """A loopback IP literal or ``localhost``; ``127.example.com`` is a name like any other."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 @contextlib.contextmanager

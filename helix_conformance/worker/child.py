@@ -1,0 +1,133 @@
+"""The worker process: imports and builds the adapter, runs scenarios on request, answers with plain data.
+
+Started by ``client.AdapterWorker`` as ``python -m helix_conformance.worker --fds R,W``. Reads frames on fd R,
+writes JSON lines on fd W (docs/worker-protocol.md); stdout and stderr stay the adapter's. It never returns
+normally: it leaves with ``os._exit`` so threads and atexit handlers the adapter left cannot keep it alive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pickle
+import platform
+import signal
+import sys
+import traceback
+from typing import Any
+
+from . import guard
+from .protocol import PROTOCOL_VERSION, ChannelClosed, encode_line, header, read_frame, write_all
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills the worker if pytest dies, even while the adapter spins in C."""
+    if sys.platform != "linux":
+        return
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+
+
+class Worker:
+    def __init__(self, out_fd: int) -> None:
+        self.out_fd = out_fd
+        self.spec: Any = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        write_all(self.out_fd, encode_line(message))
+
+    def hello(self, message: dict[str, Any]) -> None:
+        if message.get("v") != PROTOCOL_VERSION:
+            self.send(header("error", kind="version", message=f"worker speaks version {PROTOCOL_VERSION}"))
+            os._exit(3)
+        sys.path[:] = [str(p) for p in message.get("sys_path", sys.path)]
+        if message.get("cwd"):
+            os.chdir(str(message["cwd"]))
+        from ..adapters import AdapterNotFound, resolve_adapter
+
+        try:
+            resolved = resolve_adapter(str(message["adapter"]))
+        except AdapterNotFound as exc:
+            self.send(header("error", kind="adapter_not_found", message=str(exc)))
+            return
+        except BaseException as exc:  # the adapter's module raised something odd while loading
+            self.send(header("error", kind="adapter_not_found", message=f"{type(exc).__name__}: {exc}"))
+            return
+        spec = self.spec = resolved.spec
+        self.send(
+            header(
+                "ready",
+                pid=os.getpid(),
+                python=platform.python_version(),
+                target=resolved.target,
+                origin=resolved.origin,
+                spec={
+                    "name": str(spec.name),
+                    "wire_profile": str(spec.wire_profile),
+                    "model": str(spec.model),
+                    "capabilities": sorted(str(c) for c in spec.capabilities),
+                    "cassette_dir": str(spec.cassette_dir) if spec.cassette_dir is not None else None,
+                    "description": str(spec.description),
+                    "api_key_env": spec.api_key_env,
+                },
+            )
+        )
+
+    def run(self, message: dict[str, Any], payload: bytes) -> None:
+        from ..replay.runner import run_scenario
+        from .runs import encode_run
+
+        run_id = message.get("id")
+        try:
+            scenario, profile, interactions, options, base_url, scripted = pickle.loads(payload)
+            guard.drain()
+            run = run_scenario(
+                scenario, self.spec, profile, interactions, options, base_url=base_url, scripted=scripted
+            )
+            run.unintercepted.extend(guard.drain())
+            data = encode_run(run)
+        except BaseException as exc:  # the harness side of the worker failed: say so, keep serving
+            self.send(
+                header(
+                    "failed",
+                    id=run_id,
+                    message=f"{type(exc).__name__}: {exc}",
+                    traceback=traceback.format_exc()[-4000:],
+                )
+            )
+            return
+        self.send(header("result", id=run_id, run=data))
+
+
+def main(argv: list[str]) -> None:
+    fds = argv[argv.index("--fds") + 1].split(",") if "--fds" in argv else []
+    if len(fds) != 2:
+        sys.stderr.write("usage: python -m helix_conformance.worker --fds READ_FD,WRITE_FD\n")
+        os._exit(2)
+    _die_with_parent()
+    logging.getLogger().addHandler(logging.NullHandler())  # no lastResort prints of the adapter's logs
+    requests = os.fdopen(int(fds[0]), "rb")
+    worker = Worker(int(fds[1]))
+    guard.install()
+    try:
+        while True:
+            message, payload = read_frame(requests)
+            kind = message.get("type")
+            if kind == "hello":
+                worker.hello(message)
+            elif kind == "run" and worker.spec is not None:
+                worker.run(message, payload)
+            elif kind == "shutdown":
+                break
+            else:
+                worker.send(header("error", kind="unexpected", message=f"unexpected {kind!r}"))
+    except ChannelClosed:
+        pass
+    except BaseException:
+        traceback.print_exc()
+        os._exit(1)
+    os._exit(0)

@@ -1,0 +1,283 @@
+"""The parent's side of the worker: spawns it, resolves the adapter through it, runs scenarios in it.
+
+One worker per pytest process (per xdist worker), reused for every run; a worker that died, hung or broke
+the protocol is killed and replaced before the next run, and what happened becomes the run's outcome
+(HARN-03 for a timeout, NT-01 for a process that ended), never a lost verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..adapters import AdapterNotFound, ResolvedAdapter
+from ..contract import AdapterContext, AdapterSpec, LLMAdapter
+from ..profiles.base import WireProfile
+from ..replay.interactions import ReplayInteraction
+from ..replay.runner import THREAD_GRACE_S, RunOptions, ScenarioRun
+from ..replay.trace import Trace
+from ..scenarios.model import Scenario
+from .payload import dumps
+from .protocol import ChannelClosed, ChannelTimeout, LineReader, ProtocolError, header, send_frame
+from .runs import decode_run
+from .snapshot import SnapshotError
+
+WORKER_GRACE_S = 3.0
+"""Beyond the runner's own limit (timeout x steps + THREAD_GRACE_S): then the worker is killed (HARN-03)."""
+HANDSHAKE_TIMEOUT_S = 120.0
+"""Importing an adapter (an SDK, pydantic models) can take a while on a cold, busy machine."""
+STOP_GRACE_S = 1.0
+
+
+class AdapterProcessEnded(Exception):
+    """The adapter's process ended during a run (os._exit, a crash, a signal): judged on NT-01."""
+
+
+class AdapterProcessGarbled(Exception):
+    """The adapter's process answered something that is not a run result: judged on NT-01."""
+
+
+class WorkerStartError(Exception):
+    """The worker could not be started or could not resolve the adapter; the message says why."""
+
+
+def _runs_in_the_worker(context: AdapterContext) -> LLMAdapter:
+    raise RuntimeError("helix-conformance: this adapter is built in its worker process, not in pytest's")
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by signal {signal.Signals(-code).name}"
+        return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+@dataclass
+class _Process:
+    popen: subprocess.Popen[bytes]
+    to_worker: int
+    reader: LineReader
+
+
+class AdapterWorker:
+    """A lazily started, reused worker for one adapter name."""
+
+    def __init__(self, adapter: str, *, sys_path: list[str] | None = None, cwd: str | None = None) -> None:
+        self.adapter = adapter
+        self.sys_path = list(sys_path if sys_path is not None else sys.path)
+        self.cwd = cwd or os.getcwd()
+        self.process: _Process | None = None
+        self.ready: dict[str, Any] | None = None
+        self.next_id = 0
+        self.spawned = 0
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+
+    def start(self) -> dict[str, Any]:
+        """Spawn the worker and resolve the adapter in it; the ``ready`` message (spec as plain data)."""
+        if self.process is not None and self.ready is not None:
+            return self.ready
+        read_req, write_req = os.pipe()
+        read_out, write_out = os.pipe()
+        try:
+            popen = subprocess.Popen(
+                [sys.executable, "-m", "helix_conformance.worker", "--fds", f"{read_req},{write_out}"],
+                pass_fds=(read_req, write_out),
+                stdin=subprocess.DEVNULL,
+                cwd=self.cwd,
+            )
+        finally:
+            os.close(read_req)
+            os.close(write_out)
+        self.process = _Process(popen, write_req, LineReader(read_out))
+        self.spawned += 1
+        try:
+            send_frame(write_req, header("hello", adapter=self.adapter, sys_path=self.sys_path, cwd=self.cwd))
+            answer = self.process.reader.read(time.monotonic() + HANDSHAKE_TIMEOUT_S)
+        except (ChannelClosed, ChannelTimeout, ProtocolError, OSError) as exc:
+            code = self._kill()
+            raise WorkerStartError(
+                f"--adapter={self.adapter}: the adapter's worker process did not start "
+                f"({type(exc).__name__}: {exc}; {describe_exit(code)})"
+            ) from None
+        if answer.get("type") == "error":
+            self._kill()
+            raise AdapterNotFound(str(answer.get("message")))
+        if answer.get("type") != "ready" or not isinstance(answer.get("spec"), dict):
+            self._kill()
+            raise WorkerStartError(f"--adapter={self.adapter}: the worker answered {answer.get('type')!r}")
+        self.ready = answer
+        return answer
+
+    def resolve(self) -> ResolvedAdapter:
+        """The adapter as the worker resolved it; its factory only exists in the worker."""
+        ready = self.start()
+        data = ready["spec"]
+        try:
+            spec = AdapterSpec(
+                name=str(data["name"]),
+                factory=_runs_in_the_worker,
+                wire_profile=str(data["wire_profile"]),
+                model=str(data["model"]),
+                capabilities=frozenset(str(c) for c in data.get("capabilities") or ()),
+                cassette_dir=Path(data["cassette_dir"]) if data.get("cassette_dir") else None,
+                description=str(data.get("description") or ""),
+                api_key_env=str(data["api_key_env"]) if data.get("api_key_env") else None,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise AdapterNotFound(f"--adapter={self.adapter}: {exc}") from None
+        return ResolvedAdapter(spec, self.adapter, str(ready.get("target")), str(ready.get("origin")))
+
+    def close(self) -> None:
+        """Ask the worker to leave, then terminate, then kill it: leftover threads cannot hold pytest."""
+        process, self.process, self.ready = self.process, None, None
+        if process is None:
+            return
+        with contextlib.suppress(OSError):
+            send_frame(process.to_worker, header("shutdown"))
+        _stop(process)
+
+    def _kill(self) -> int | None:
+        process, self.process, self.ready = self.process, None, None
+        if process is None:
+            return None
+        with contextlib.suppress(OSError):
+            process.popen.kill()
+        return _stop(process)
+
+    # --- runs ----------------------------------------------------------------------------------------
+
+    def run_scenario(
+        self,
+        scenario: Scenario,
+        spec: AdapterSpec,
+        profile: WireProfile,
+        interactions: list[ReplayInteraction],
+        options: RunOptions,
+        *,
+        base_url: str | None = None,
+        scripted: tuple[Any, ...] = (),
+    ) -> ScenarioRun:
+        """Same signature and meaning as ``replay.runner.run_scenario``, run in the worker."""
+        started = time.monotonic()
+        payload = dumps((scenario, profile, interactions, options, base_url, scripted))
+        self.start()
+        assert self.process is not None
+        self.next_id += 1
+        run_id = self.next_id
+        limit = options.timeout * options.steps + THREAD_GRACE_S + WORKER_GRACE_S
+        try:
+            send_frame(self.process.to_worker, header("run", id=run_id, encoding="pickle"), payload)
+            answer = self.process.reader.read(time.monotonic() + limit)
+            while answer.get("id") != run_id and answer.get("type") in ("result", "failed"):
+                answer = self.process.reader.read(time.monotonic() + limit)  # a late answer of a killed run
+        except ChannelTimeout:
+            self._kill()
+            return self._lost(options, interactions, started, timed_out=True)
+        except (ChannelClosed, OSError):
+            code = _wait_exit(self.process)
+            self._kill()
+            return self._lost(
+                options,
+                interactions,
+                started,
+                raised=AdapterProcessEnded(
+                    f"the adapter's process ended during generate_step ({describe_exit(code)}); "
+                    "failures must be returned as an ErrorStepResult, never end the process"
+                ),
+            )
+        except ProtocolError as exc:
+            self._kill()
+            return self._lost(options, interactions, started, raised=_garbled(str(exc)))
+        if answer.get("type") == "failed":
+            return self._lost(
+                options,
+                interactions,
+                started,
+                setup=f"the worker could not run the scenario: {answer.get('message')}",
+            )
+        if answer.get("type") != "result":
+            self._kill()
+            return self._lost(
+                options, interactions, started, raised=_garbled(f"a {answer.get('type')!r} message")
+            )
+        try:
+            run = decode_run(answer.get("run"), options, interactions)
+        except SnapshotError as exc:
+            self._kill()
+            return self._lost(options, interactions, started, raised=_garbled(str(exc)))
+        if run.timed_out:
+            self._kill()  # a thread of the adapter may still spin in there: start the next run clean
+        run.duration_s = time.monotonic() - started
+        return run
+
+    def _lost(
+        self,
+        options: RunOptions,
+        interactions: list[ReplayInteraction],
+        started: float,
+        *,
+        timed_out: bool = False,
+        raised: BaseException | None = None,
+        setup: str | None = None,
+    ) -> ScenarioRun:
+        run = ScenarioRun(options=options, trace=Trace(), interactions=interactions)
+        run.timed_out, run.raised, run.setup_error = timed_out, raised, setup
+        run.duration_s = time.monotonic() - started
+        return run
+
+
+def _garbled(what: str) -> AdapterProcessGarbled:
+    return AdapterProcessGarbled(
+        f"the adapter's process answered something that is not a run result ({what[:300]}): something in it "
+        "wrote to the harness's channel"
+    )
+
+
+def _wait_exit(process: _Process | None, limit: float = STOP_GRACE_S) -> int | None:
+    if process is None:
+        return None
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        return process.popen.wait(limit)
+    return None
+
+
+def _stop(process: _Process) -> int | None:
+    code = _wait_exit(process)
+    if code is None:
+        with contextlib.suppress(OSError):
+            process.popen.terminate()
+        code = _wait_exit(process)
+    if code is None:
+        with contextlib.suppress(OSError):
+            process.popen.kill()
+        code = process.popen.wait()
+    with contextlib.suppress(OSError):
+        os.close(process.to_worker)
+    with contextlib.suppress(OSError):
+        os.close(process.reader.fd)
+    return code
+
+
+def start_for_session(config: Any, adapter: str) -> tuple[AdapterWorker, ResolvedAdapter]:
+    """The session's worker and the adapter it resolved; stopped when pytest unconfigures. The xdist
+    controller only needs the spec: its worker stops at once (the xdist workers start their own)."""
+    worker = AdapterWorker(adapter)
+    config.add_cleanup(worker.close)
+    try:
+        resolved = worker.resolve()
+    except WorkerStartError as exc:
+        raise AdapterNotFound(str(exc)) from None
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        worker.close()
+    return worker, resolved

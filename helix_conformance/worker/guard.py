@@ -1,0 +1,107 @@
+"""The worker's network guard: an audit hook (PEP 578) refuses every way out of the replay.
+
+Audit events fire inside CPython's C code, so ``connect_ex``, ``_socket`` used directly, ``super().connect``,
+UDP and TCP Fast Open ``sendto`` and name lookups are all seen, whatever Python code they come through.
+Connections and lookups are judged on the address itself: loopback addresses and ``localhost`` pass, every
+other host (``127.example.com`` included) is refused. Starting a process is refused outright: a child
+process would escape the hook. Every refusal is kept, with the address, for HARN-01.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+import threading
+from typing import Any
+
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "localhost.localdomain"})
+PROCESS_EVENTS = frozenset(
+    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile", "pty.spawn"}
+)
+_INET = (socket.AF_INET, socket.AF_INET6)
+
+_refused: list[str] = []
+_lock = threading.Lock()
+_installed = False
+
+
+class NetworkRefused(ConnectionRefusedError):
+    """Raised where the adapter tried to leave the replay."""
+
+
+class ProcessRefused(PermissionError):
+    """Raised where the adapter tried to start a process."""
+
+
+def is_loopback_host(host: Any) -> bool:
+    """True for a loopback IP literal or the name localhost; a name is never resolved to decide."""
+    if isinstance(host, bytes):
+        host = host.decode("ascii", "replace")
+    if not isinstance(host, str):
+        return False
+    name = host.strip().lower()
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def drain() -> list[str]:
+    """The refusals since the last call (the worker attaches them to the run that made them)."""
+    with _lock:
+        out = list(_refused)
+        _refused.clear()
+    return out
+
+
+def _refuse(what: str, error: type[OSError]) -> None:
+    with _lock:
+        _refused.append(what)
+    raise error(
+        f"helix-conformance: {what} refused; during a scenario only the replayed HTTP clients (httpx, httpx2) "
+        "may reach the network (HARN-01)"
+    )
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if event.startswith("socket."):
+        _judge_socket(event, args)
+    elif event in PROCESS_EVENTS:
+        shown = " ".join(
+            str(a) for a in (args[1] if len(args) > 1 and isinstance(args[1], (list, tuple)) else args[:1])
+        )
+        _refuse(f"starting a process ({shown[:200]})", ProcessRefused)
+
+
+def _judge_socket(event: str, args: tuple[Any, ...]) -> None:
+    if event in ("socket.connect", "socket.sendto", "socket.sendmsg"):
+        sock, address = args[0], args[1]
+        if address is None or getattr(sock, "family", None) not in _INET:
+            return  # AF_UNIX paths, connected UDP sends without an address
+        host = address[0] if isinstance(address, tuple) and address else address
+        if not is_loopback_host(host):
+            verb = {"socket.connect": "connect", "socket.sendto": "sendto", "socket.sendmsg": "sendmsg"}[
+                event
+            ]
+            _refuse(f"socket {verb} to {address!r}", NetworkRefused)
+    elif event == "socket.getaddrinfo":
+        host = args[0]
+        if host is not None and not is_loopback_host(host):
+            _refuse(f"DNS lookup of {host!r}", NetworkRefused)
+    elif (
+        event in ("socket.gethostbyname", "socket.gethostbyname_ex", "socket.gethostbyaddr")
+        and args
+        and not is_loopback_host(args[0])
+    ):
+        _refuse(f"DNS lookup of {args[0]!r}", NetworkRefused)
+
+
+def install() -> None:
+    """Arm the guard for the rest of the process (an audit hook cannot be removed: by design)."""
+    global _installed
+    if not _installed:
+        sys.addaudithook(_hook)
+        _installed = True
