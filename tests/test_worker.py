@@ -346,3 +346,44 @@ def test_the_guard_refuses_outside_addresses_in_this_process_only_when_armed() -
         "DNS lookup of '127.example.com'",
         "starting a process (curl http://203.0.113.8/)",
     ]
+
+
+def test_one_worker_serves_every_run_and_a_dead_one_is_replaced() -> None:
+    """The cost stays low (no process per run), and a worker killed between runs is started again."""
+    import os
+    import signal
+
+    from helix_conformance.checks.context import HarnessSettings, ScenarioSession
+    from helix_conformance.contract import TextStepResult
+    from helix_conformance.scenarios import get_scenario
+    from helix_conformance.suite import SuiteRunner, profile_for
+    from helix_conformance.worker.client import AdapterWorker
+
+    worker = AdapterWorker("openai")
+    try:
+        spec = worker.resolve().spec
+        runner = SuiteRunner(spec, HarnessSettings())
+        profile = profile_for(spec)
+        scenario = get_scenario("text_basic")
+
+        def session() -> ScenarioSession:
+            return ScenarioSession(
+                scenario, profile, spec, runner.cassettes(), HarnessSettings(executor=worker.run_scenario)
+            )
+
+        first, second = session().run(), session().run()
+        assert isinstance(first.result, TextStepResult)
+        assert first.result.content == second.result.content
+        assert worker.spawned == 1
+        assert worker.process is not None
+        os.kill(worker.process.popen.pid, signal.SIGKILL)
+        worker.process.popen.wait()
+        lost = session().run()
+        assert type(lost.raised).__name__ == "AdapterProcessEnded"
+        assert "killed by signal SIGKILL" in str(lost.raised)
+        again = session().run()
+        assert isinstance(again.result, TextStepResult)
+        assert worker.spawned == 2
+    finally:
+        worker.close()
+    assert worker.process is None

@@ -171,6 +171,18 @@ class AdapterWorker:
         """Same signature and meaning as ``replay.runner.run_scenario``, run in the worker."""
         started = time.monotonic()
         payload = dumps((scenario, profile, interactions, options, base_url, scripted))
+        idle_death = self.process.popen.poll() if self.process is not None else None
+        if idle_death is not None:  # ended after the previous run returned: a thread the adapter left
+            self._kill()
+            return self._lost(
+                options,
+                interactions,
+                started,
+                raised=AdapterProcessEnded(
+                    f"the adapter's process ended between runs, after the previous scenario returned "
+                    f"({describe_exit(idle_death)}): something the adapter left running ended it"
+                ),
+            )
         self.start()
         assert self.process is not None
         self.next_id += 1
