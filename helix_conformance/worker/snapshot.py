@@ -2,7 +2,7 @@
 
 The worker encodes results, errors and callback arguments as JSON with tags (``$model``, ``$error``,
 ``$object``, ``$ref``…); the parent rebuilds contract objects (``TextStepResult``, ``HelixError``…) with
-``model_construct`` so the checks judge them as before, and stand-ins of the same class name for anything
+no validation (as ``model_construct``) so the checks judge them as before, and stand-ins of the same class name for anything
 else. Nothing is unpickled and nothing of the adapter's code runs in the parent. The encoder bounds depth
 and size: a value it cannot read (too deep, too large, or an attribute that raises) becomes an
 ``$unreadable`` marker, which the checks see as a result that is not a StepResult (RES-01).
@@ -253,16 +253,16 @@ class Decoder:
         cls = CONTRACT_MODELS.get(str(body.get("contract")))
         if cls is None:
             raise SnapshotError(f"not a contract model: {body.get('contract')!r}")
-        model = cls.model_construct()
+        # What model_construct does, without its per-call signature inspection of default factories:
+        # a field the worker did not have stays missing here too.
+        model = cls.__new__(cls)
         self.refs[int(body["id"])] = model
         fields = {str(k): self.value(v, depth + 1) for k, v in dict(body.get("fields") or {}).items()}
         extra = {str(k): self.value(v, depth + 1) for k, v in dict(body.get("extra") or {}).items()}
-        for name in cls.model_fields:
-            if name not in fields:
-                model.__dict__.pop(name, None)  # missing in the worker: missing here too
-        model.__dict__.update(fields)
-        model.__dict__.update(extra)
+        object.__setattr__(model, "__dict__", {**fields, **extra})
         object.__setattr__(model, "__pydantic_fields_set__", set(fields))
+        object.__setattr__(model, "__pydantic_extra__", None)
+        object.__setattr__(model, "__pydantic_private__", None)
         return model
 
     def _error(self, body: dict[str, Any], depth: int) -> BaseException:
