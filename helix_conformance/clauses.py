@@ -1071,7 +1071,8 @@ CLAUSES: dict[str, Clause] = {
         ),
         common_mistakes=(
             "Wrapping only the HTTP call in try/except, so parsing, argument decoding or callback errors "
-            "escape, or logging an exception and re-raising it."
+            "escape, or logging an exception and re-raising it. Ending the process (`sys.exit`, `os._exit`, "
+            "a crash in a C extension) is the worst case: the harness reports it here as AdapterProcessEnded."
         ),
     ),
     "NT-02": Clause(
