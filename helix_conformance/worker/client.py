@@ -54,7 +54,7 @@ def _runs_in_the_worker(context: AdapterContext) -> LLMAdapter:
 
 def describe_exit(code: int | None) -> str:
     if code is None:
-        return "still running"
+        return "it closed its channel to the harness and was killed"
     if code < 0:
         with contextlib.suppress(ValueError):
             return f"killed by signal {signal.Signals(-code).name}"
