@@ -135,6 +135,10 @@ class ConformancePlugin:
             seed=options["helix_seed"][0],
         )
         self.log = OutcomeLog()
+        if options["helix_in_process"][0]:
+            self.log.notes.append(
+                f"{IN_PROCESS_NOTE}: the adapter ran inside pytest's process (--helix-in-process)"
+            )
         self.report_paths = report_paths(options["helix_report"][0])
         self.deselected = 0
 

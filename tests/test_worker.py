@@ -238,7 +238,7 @@ def test_every_way_out_to_the_network_is_refused_and_reported_on_harn01(adapters
 
 
 def test_in_process_mode_says_it_is_not_a_gate(adapters: pytest.Pytester) -> None:
-    result = run(adapters, "--adapter=my_adapter", "--helix-in-process", *TEXT_BASIC)
+    result = run(adapters, "--adapter=my_adapter", "--helix-in-process", "--helix-report=r.json", *TEXT_BASIC)
     assert result.ret == pytest.ExitCode.OK, output(result)
     result.stdout.fnmatch_lines(
         [
@@ -246,6 +246,9 @@ def test_in_process_mode_says_it_is_not_a_gate(adapters: pytest.Pytester) -> Non
             "VERDICT: PASS*(in-process: not a gate)",
         ]
     )
+    report = json.loads(Path(adapters.path, "r.json").read_text())
+    assert report["settings"]["helix_in_process"] == {"value": True, "source": "cli"}
+    assert any(note.startswith("in-process: not a gate") for note in report["notes"])
 
 
 def test_the_adapter_module_is_not_imported_by_pytest(adapters: pytest.Pytester) -> None:

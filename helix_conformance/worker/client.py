@@ -183,16 +183,26 @@ class AdapterWorker:
                     f"({describe_exit(idle_death)}): something the adapter left running ended it"
                 ),
             )
-        self.start()
+        try:
+            self.start()
+        except (WorkerStartError, AdapterNotFound) as exc:
+            return self._lost(
+                options,
+                interactions,
+                started,
+                setup=f"the adapter's process could not be started again: {exc}",
+            )
         assert self.process is not None
         self.next_id += 1
         run_id = self.next_id
-        limit = options.timeout * options.steps + THREAD_GRACE_S + WORKER_GRACE_S
+        deadline = time.monotonic() + options.timeout * options.steps + THREAD_GRACE_S + WORKER_GRACE_S
         try:
             send_frame(self.process.to_worker, header("run", id=run_id, encoding="pickle"), payload)
-            answer = self.process.reader.read(time.monotonic() + limit)
+            answer = self.process.reader.read(deadline)
             while answer.get("id") != run_id and answer.get("type") in ("result", "failed"):
-                answer = self.process.reader.read(time.monotonic() + limit)  # a late answer of a killed run
+                answer = self.process.reader.read(
+                    deadline
+                )  # not this run's: skip it, within the same deadline
         except ChannelTimeout:
             self._kill()
             return self._lost(options, interactions, started, timed_out=True)
