@@ -545,7 +545,11 @@ CLAUSES: dict[str, Clause] = {
         area="STR",
         level="MUST",
         source="harness",
-        text="The result is the same with callbacks absent, present, sync or async.",
+        text=(
+            'The result is the same with callbacks absent, present, sync or async. ("The same" everywhere '
+            "in this catalogue compares tool calls by position, name and arguments, and by id only where the "
+            "provider sent the id: an adapter may mint random ids where the provider sends none.)"
+        ),
         why=(
             "Callbacks are an observation channel; if their presence changes the result, streaming UIs and "
             "batch runs get different answers."

@@ -36,6 +36,7 @@ from . import (
     generated,
     hostile,
     late_callbacks,
+    minted_ids,
     naive,
     requests,
     results,
@@ -94,4 +95,5 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *generated.ADAPTERS,
     *slow_callbacks.ADAPTERS,
     *late_callbacks.ADAPTERS,
+    *minted_ids.ADAPTERS,
 ]
