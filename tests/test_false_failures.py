@@ -7,19 +7,29 @@ the real mistake are registered in ``tests/broken_adapters`` (``minted_ids``, ``
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import pytest
 from broken_adapters._gemini_base import HookedGeminiAdapter, HookedGeminiStream
 
 from helix_conformance.checks.common import ToolCallIds, describe_result
-from helix_conformance.contract import AdapterSpec, LLMAdapter, ParsedToolCall, ToolCallsStepResult
+from helix_conformance.contract import (
+    AdapterSpec,
+    LLMAdapter,
+    LLMGenerateInput,
+    ParsedToolCall,
+    StepResult,
+    ToolCallsStepResult,
+)
 from helix_conformance.testing import run_conformance
 from reference_adapters._http import ToolCallBuffer
 from reference_adapters.gemini import spec as gemini_spec
+from reference_adapters.openai_chat import OpenAIChatAdapter
+from reference_adapters.openai_chat import spec as openai_spec
 
 TIMEOUT = 3.0
 EXAMPLES = 3
@@ -90,3 +100,58 @@ def test_runs_compare_minted_ids_by_position_and_provider_ids_as_sent() -> None:
     assert describe_result(_calls("a")) != describe_result(
         _calls("b")
     )  # without ``ids``: compared as returned
+
+
+# --- 2. HARN-04: async-generator cleanup is the loop's, not work the adapter left running ---------------
+
+
+async def _sse_events() -> AsyncIterator[bytes]:
+    """A stream read as an async generator, as SDKs do; closing it takes a few loop turns (the response)."""
+    try:
+        for event in (b"data: {}", b"data: [DONE]", b"data: after the end"):
+            yield event
+    finally:
+        for _ in range(5):
+            await asyncio.sleep(0)
+
+
+class BreaksOnDone(OpenAIChatAdapter):
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        result = await super().generate_step(input)
+        async for event in _sse_events():
+            if event == b"data: [DONE]":
+                break  # the generator is finalised by the loop: an `aclose()` task it schedules
+        return result
+
+
+class AbandonsItsStream(OpenAIChatAdapter):
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        result = await super().generate_step(input)
+        events = _sse_events()
+        await anext(events)  # never exhausted nor closed: finalised when this frame goes away
+        return result
+
+
+class LeavesASleepRunning(OpenAIChatAdapter):
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        self.task = asyncio.create_task(asyncio.sleep(5))  # work the adapter started and left running
+        return await super().generate_step(input)
+
+
+@pytest.mark.parametrize("adapter", [BreaksOnDone, AbandonsItsStream])
+def test_async_generator_cleanup_is_not_a_pending_task(adapter: type[Any]) -> None:
+    outcomes = _outcomes(
+        _spec(openai_spec, adapter.__name__, adapter), ["HARN-04"], ["text_basic", "tool_call"]
+    )
+    assert len(outcomes) == 2, outcomes
+    assert not _not_passed(outcomes), "\n".join(_not_passed(outcomes))
+
+
+def test_a_task_left_running_is_named_with_where_it_was_created() -> None:
+    outcomes = _outcomes(_spec(openai_spec, "sleeper", LeavesASleepRunning), ["HARN-04"], ["text_basic"])
+    row = outcomes["HARN-04", "text_basic"]
+    assert row["outcome"] in ("failed", "should_failed"), row
+    shown = f"{row['message']} {row.get('actual', '')}"
+    assert "running sleep()" in shown, row
+    assert "created at tests/test_false_failures.py" in shown, row
+    assert "in generate_step" in shown, row
