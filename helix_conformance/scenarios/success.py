@@ -591,6 +591,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "openai": {"user": "helix-conformance"},
                 "anthropic": {"metadata": {"user_id": "helix-conformance"}},
                 "gemini": {"labels": {"suite": "helix-conformance"}},
+                "google": {"labels": {"suite": "helix-conformance"}},  # the Vercel AI SDK's key for Gemini
             },
         },
         exchanges=_stream(Text(HELLO)),

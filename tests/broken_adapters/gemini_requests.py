@@ -10,6 +10,7 @@ requested in the URL (``:streamGenerateContent?alt=sse``).
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from collections.abc import Callable
@@ -121,6 +122,16 @@ class SignatureOnTheFirstPart(HookedGeminiAdapter):
         return _each_turn(super().build_body(input), "model", first_part_signed)
 
 
+class DoubleEncodedSignature(HookedGeminiAdapter):
+    def build_body(self, input: LLMGenerateInput) -> Body:
+        def re_encoded(parts: list[Part]) -> None:
+            for part in parts:
+                if "thoughtSignature" in part:  # Bug: the base64 text handed over as the bytes themselves
+                    part["thoughtSignature"] = base64.b64encode(part["thoughtSignature"].encode()).decode()
+
+        return _each_turn(super().build_body(input), "model", re_encoded)
+
+
 class StringArgsInHistory(HookedGeminiAdapter):
     def build_body(self, input: LLMGenerateInput) -> Body:
         def string_args(parts: list[Part]) -> None:
@@ -190,6 +201,15 @@ class ClosesStrictTools(HookedGeminiAdapter):
         return body
 
 
+class DropsToolParameters(HookedGeminiAdapter):
+    def build_body(self, input: LLMGenerateInput) -> Body:
+        body = super().build_body(input)
+        for fn in _declarations(body):
+            # Bug: "parameters is optional" (true for a tool without arguments) taken as "parameters can go".
+            fn.pop("parameters", None)
+        return body
+
+
 class ToolConfigAlways(HookedGeminiAdapter):
     def build_body(self, input: LLMGenerateInput) -> Body:
         body = super().build_body(input)
@@ -204,6 +224,15 @@ class GenerationParamsAtTopLevel(HookedGeminiAdapter):
     def build_body(self, input: LLMGenerateInput) -> Body:
         body = super().build_body(input)
         body.update(body.pop("generationConfig", {}))  # Bug: the OpenAI layout: sampling fields at top level
+        return body
+
+
+class MergesEveryProviderOptions(HookedGeminiAdapter):
+    def build_body(self, input: LLMGenerateInput) -> Body:
+        options = input.config.provider_options or {}
+        bare = input.model_copy(update={"config": input.config.model_copy(update={"provider_options": None})})
+        body = super().build_body(bare)
+        body.update(copy.deepcopy(options))  # Bug: the whole dict, every provider's key as a request field
         return body
 
 
@@ -302,6 +331,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "Sends the history's thoughtSignature on the turn's first part (its text), not on the first functionCall.",
     ),
     broken_gemini(
+        "gemini_double_encoded_signature",
+        DoubleEncodedSignature,
+        "MSG-08",
+        ["thinking_history"],
+        "Base64-encodes the history's thoughtSignature text once more: other bytes than the API issued.",
+    ),
+    broken_gemini(
         "gemini_string_args_in_history",
         StringArgsInHistory,
         "MSG-03",
@@ -351,6 +387,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "Adds additionalProperties: false to strict tools (OpenAI's strict mode), a keyword Gemini rejects.",
     ),
     broken_gemini(
+        "gemini_drops_tool_parameters",
+        DropsToolParameters,
+        "TOOL-02",
+        ["tool_call", "tool_schemas"],
+        "Leaves parameters out of every function declaration, also of tools that take arguments.",
+    ),
+    broken_gemini(
         "gemini_tool_config_always",
         ToolConfigAlways,
         "TOOL-04",
@@ -363,6 +406,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "CFG-01",
         ["config_passthrough"],
         "Sends temperature, topP, maxOutputTokens... at the top level of the body, not in generationConfig.",
+    ),
+    broken_gemini(
+        "gemini_merges_every_provider_options",
+        MergesEveryProviderOptions,
+        "CFG-02",
+        ["config_passthrough"],
+        "Merges the whole provider_options dict (every provider's key) instead of its own key's options.",
     ),
     broken_gemini(
         "gemini_cached_content_on_auto",
