@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from ._files import write_atomic
+from ._yaml import YamlRefused, read_yaml_file
 from .clauses import CLAUSES
 
 FORMAT_VERSION = 1
@@ -61,17 +62,13 @@ def load_baseline(path: Path, scenario_ids: Iterable[str]) -> Baseline:
     """Read and validate ``path``; unknown clauses or scenarios, missing reasons and duplicates are errors."""
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_yaml_file(path)
     except FileNotFoundError:
         raise BaselineError(
             f"baseline {where} does not exist (create it with --helix-write-baseline)"
         ) from None
-    except OSError as exc:
-        raise BaselineError(f"baseline {where} cannot be read: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise BaselineError(f"baseline {where} is not valid YAML: {_one_line(str(exc))}") from None
+    except YamlRefused as exc:
+        raise BaselineError(f"baseline {where} {exc}") from None
     if data is None:
         return Baseline(path)
     if not isinstance(data, dict) or not isinstance(data.get("entries", []), list):
@@ -133,7 +130,3 @@ def write_baseline(path: Path, entries: Iterable[BaselineEntry], adapter: str) -
     }
     write_atomic(path, HEADER + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=110))
     return len(ordered)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

@@ -17,6 +17,7 @@ from .gate import Gate, session_errors
 from .reporting.format import format_failure
 from .reporting.outcomes import REASON_PROPERTY, STATUS_PROPERTY, OutcomeLog
 from .reporting.writers import FORMATS, format_of
+from .settings import check_cassette_dir, check_writable
 from .suite import (
     PlannedCheck,
     SuiteRunner,
@@ -112,8 +113,8 @@ class ConformancePlugin:
         self.config = config
         self.resolved = resolved
         self.options = options
-        cassette_dir = options["helix_cassette_dir"][0]
-        self.cassette_root = Path(cassette_dir) if cassette_dir else None
+        recording = options["helix_record_mode"][0] != "none"
+        self.cassette_root = check_cassette_dir(options["helix_cassette_dir"][0], recording=recording)
         self.record = self._record_settings(config)
         problem = None if self.record else missing_cassettes_problem(resolved.spec, self.cassette_root)
         if problem:
@@ -135,7 +136,20 @@ class ConformancePlugin:
         )
         self.log = OutcomeLog()
         self.report_paths = report_paths(options["helix_report"][0])
+        check_writable(self._output_paths(config))
         self.deselected = 0
+
+    def _output_paths(self, config: pytest.Config) -> list[tuple[str, Path]]:
+        """What the run writes at its end (reports, badge, baseline), to be checked before it starts."""
+        from .gate import baseline_path
+
+        outputs = [("--helix-report", path) for path in self.report_paths]
+        if self.options["helix_badge"][0]:
+            outputs.append(("--helix-badge", Path(self.options["helix_badge"][0])))
+        if self.gate.write_baseline:
+            where = baseline_path(self.options["helix_baseline"][0], config.invocation_params.dir)
+            outputs.append(("--helix-write-baseline", where))
+        return outputs
 
     def _record_settings(self, config: pytest.Config) -> Any:
         """Recording is checked before anything runs: no key, nowhere to write or xdist is a usage error."""

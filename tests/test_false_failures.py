@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import uuid
 from collections.abc import AsyncIterator, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from broken_adapters._gemini_base import HookedGeminiAdapter, HookedGeminiStream
@@ -23,6 +24,7 @@ from helix_conformance.contract import (
     LLMGenerateInput,
     ParsedToolCall,
     StepResult,
+    TextStepResult,
     ToolCallsStepResult,
 )
 from helix_conformance.testing import run_conformance
@@ -155,3 +157,42 @@ def test_a_task_left_running_is_named_with_where_it_was_created() -> None:
     assert "running sleep()" in shown, row
     assert "created at tests/test_false_failures.py" in shown, row
     assert "in generate_step" in shown, row
+
+
+# --- 3. NT-03: a step that ended before the cancel point cancelled nothing --------------------------------
+
+
+class CachesResponses(OpenAIChatAdapter):
+    """Answers a request it has seen before from a process-wide cache (as LiteLLM's in-memory cache does),
+    replaying the callbacks: such a step sends nothing, so no cancellation can reach it mid-stream."""
+
+    cache: ClassVar[dict[str, StepResult]] = {}
+
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        key = repr((input.messages, input.tools, input.config.model))
+        cached = self.cache.get(key)
+        if cached is None:
+            self.cache[key] = cached = await super().generate_step(input)
+        elif input.callbacks is not None:
+            if isinstance(cached, TextStepResult) and input.callbacks.on_text_delta:
+                await _maybe_await(input.callbacks.on_text_delta(cached.content))
+            if isinstance(cached, ToolCallsStepResult) and input.callbacks.on_tool_call:
+                for call in cached.tool_calls:
+                    await _maybe_await(input.callbacks.on_tool_call(call))
+        return cached
+
+
+async def _maybe_await(value: Any) -> None:
+    if inspect.isawaitable(value):
+        await value
+
+
+def test_nt03_is_not_judged_when_the_step_ended_before_the_cancel_point() -> None:
+    CachesResponses.cache.clear()
+    spec = _spec(openai_spec, "cached", CachesResponses)
+    outcomes = _outcomes(spec, ["NT-03", "RES-01"], ["text_basic", "tool_call_parallel"])
+    for scenario in ("text_basic", "tool_call_parallel"):
+        assert outcomes["RES-01", scenario]["outcome"] == "passed", outcomes["RES-01", scenario]
+        row = outcomes["NT-03", scenario]
+        assert row["outcome"] == "skipped", row
+        assert "before" in row["message"], row

@@ -408,7 +408,7 @@ def test_scan_file_reads_yaml_and_rejects_what_is_not_a_cassette(tmp_path: Path)
     assert (hit.where, hit.kind) == (str(good), "github token")
     broken = tmp_path / "broken.yaml"
     broken.write_text("interactions: [\n  - {", encoding="utf-8")
-    with pytest.raises(CassetteError, match=r"broken\.yaml: not valid YAML"):
+    with pytest.raises(CassetteError, match=r"broken\.yaml: is not valid YAML"):
         scan_file(broken)
     other = tmp_path / "other.yaml"
     other.write_text("a: 1\n", encoding="utf-8")

@@ -14,7 +14,7 @@ from .common import either, error_message, expects, has_recorded_stream, named, 
 from .context import CheckContext
 from .faults import check_corpus, corpus_base, stall_base
 from .properties import falsify
-from .registry import check, fail
+from .registry import NotApplicable, check, fail
 
 
 def _error(ctx: CheckContext) -> HelixError:
@@ -257,9 +257,18 @@ def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
         check_corpus(ctx)
 
 
+CANCEL_AFTER_CHUNKS = 2
+"""NT-03 cancels the task running the step once this many chunks of the response were delivered."""
+
+
 @check("NT-03", applies=named("text_basic", "tool_call_parallel"))
 def cancellation_is_not_swallowed(ctx: CheckContext) -> None:
-    run = ctx.session.run(RunOptions(cancel_after_chunks=2))
+    run = ctx.session.run(RunOptions(cancel_after_chunks=CANCEL_AFTER_CHUNKS))
+    if run.cancel_latency_s is None and not run.timed_out:  # the step was over before the cancel point
+        raise NotApplicable(
+            f"not judged on this run: the step ended before {CANCEL_AFTER_CHUNKS} chunks of the response were "
+            f"delivered ({len(run.trace.of('chunk'))} were), so nothing was cancelled"
+        )
     if run.cancelled is not True:
         outcome = short(run.result) if run.results else repr(run.raised) if run.raised else "still running"
         fail(

@@ -40,8 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from .._yaml import YamlRefused, read_yaml_file
 from ..replay.cassette import CassetteError
 from .scrub import ACCOUNT_HEADERS, CREDENTIAL_HEADERS, SECRET_BODY_FIELDS, SECRET_QUERY_KEYS, is_placeholder
 
@@ -65,6 +64,8 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 """(kind, pattern), most specific first; the first group, where there is one, is the secret."""
 
+MAX_JSON_DEPTH = 64
+"""JSON nested deeper is scanned as plain text (no provider nests anywhere near that)."""
 ENTROPY_MIN_LENGTH = 20
 ENTROPY_BITS = 4.0
 """Bits per character over which a token is random-looking (a little less for tokens under 26 characters)."""
@@ -238,9 +239,12 @@ class _Scanner:
         if len(stripped) > 1 and stripped[0] in "{[":
             try:
                 parsed = json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
             else:
+                if _too_deep(parsed):  # read as text: walking it would overflow the stack
+                    self.text(text, (*loc, path), entropy=not waived)
+                    return
                 self.walk(parsed, (*loc, path), "", None, False)
                 return
         if _SSE_LINE.search(text):
@@ -300,6 +304,20 @@ class _Scanner:
                 self.hit(loc, "high-entropy string", token)
 
 
+def _too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` deep (iterative: it may be very deep)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
 def _token_like(secret: str) -> bool:
     """A bearer token or URL password, not a word: ``Bearer authentication`` is prose."""
     return any(c.isdigit() for c in secret) or len(secret) >= 24
@@ -344,13 +362,11 @@ def ensure_no_secrets(data: Mapping[str, Any], *, where: str) -> None:
 def scan_file(path: Path) -> list[SecretHit]:
     """Scan one cassette file; a file that is unreadable, not YAML or not a cassette is a CassetteError."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteError(f"{path}: cannot be read ({exc})") from None
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        raise CassetteError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+        data = read_yaml_file(Path(path))
+    except FileNotFoundError:
+        raise CassetteError(f"{path}: no such file") from None
+    except YamlRefused as exc:
+        raise CassetteError(f"{path}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
         raise NotACassette(f"{path}: not a cassette (no 'interactions' list)")
     return scan_cassette_data(data, where=str(path))
