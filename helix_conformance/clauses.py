@@ -664,15 +664,18 @@ CLAUSES: dict[str, Clause] = {
         source="seed",
         text=(
             "Order is preserved; nothing is dropped or duplicated; consecutive same-role turns are merged "
-            "where the provider demands alternation (Anthropic, Gemini `user`/`model`)."
+            "where the provider rejects them (Gemini `user`/`model`). Anthropic's Messages API combines "
+            "consecutive same-role turns itself, so there merging is allowed, not required."
         ),
         why=(
-            "Conversation order is meaning, and Anthropic and Gemini reject consecutive turns of the same "
-            "role."
+            'Conversation order is meaning. Gemini answers consecutive turns of one role with 400 "Please '
+            'ensure that multiturn requests alternate between user and model." (as gateways that merge turns '
+            'for it report, e.g. Portkey); the Messages API reference says "Consecutive user or assistant '
+            'turns in your request will be combined into a single turn".'
         ),
         common_mistakes=(
-            "Grouping messages by role, dropping a consecutive user message instead of merging it, or "
-            "duplicating a tool result while merging."
+            "Grouping messages by role, dropping a consecutive user message instead of merging it (or keeping "
+            "only the last turn while merging), or duplicating a tool result while merging."
         ),
     ),
     "MSG-06": Clause(
@@ -712,15 +715,18 @@ CLAUSES: dict[str, Clause] = {
         source="wire",
         text=(
             "Thinking in history round-trips where the provider needs it (Anthropic signature, Gemini "
-            "thought signature)."
+            "thought signature). A Gemini `thoughtSignature` is proto `bytes`: any base64 of the same bytes "
+            "(standard or URL-safe, padded or not) is the same signature."
         ),
         why=(
             "Anthropic requires signed thinking blocks before tool_use in history when thinking is enabled, "
-            "and Gemini needs thought signatures to keep its reasoning context."
+            "and Gemini needs thought signatures to keep its reasoning context. Proto3 JSON parsers accept "
+            '"either standard or URL-safe base64 encoding with/without paddings" for bytes, and google-genai '
+            "sends the signature URL-safe."
         ),
         common_mistakes=(
-            "Dropping thinking from assistant history, or keeping the thinking text but dropping the "
-            "`signature` / `thoughtSignature`."
+            "Dropping thinking from assistant history, keeping the thinking text but dropping the "
+            "`signature` / `thoughtSignature`, or base64-encoding the signature's text once more."
         ),
     ),
     "MSG-09": Clause(
@@ -775,15 +781,19 @@ CLAUSES: dict[str, Clause] = {
         text=(
             "The parameters schema is equivalent to the tool's input schema: the same instances are valid "
             "and invalid under both (checked on generated instances), nested models, enums, optionals, "
-            "arrays and `$defs` included."
+            "arrays and `$defs` included. Gemini takes the schema as `parameters` (its OpenAPI subset) or "
+            "`parametersJsonSchema` (JSON Schema); a declaration with neither takes no arguments, which is "
+            "equivalent only for a tool whose schema has no properties."
         ),
         why=(
             "The model generates arguments from the schema it was sent; a lossy conversion yields arguments "
-            "that fail the tool's own validation."
+            "that fail the tool's own validation. Gemini's FunctionDeclaration: \"For function with no "
+            'parameters, this can be left unset".'
         ),
         common_mistakes=(
             "Taking `model_json_schema()` but dropping `$defs` so `$ref`s dangle, losing enums or the "
-            "`anyOf` of optionals, or flattening nested models."
+            "`anyOf` of optionals, flattening nested models, or leaving Gemini's `parameters` out of a tool "
+            "that has arguments."
         ),
     ),
     "TOOL-03": Clause(
@@ -855,7 +865,11 @@ CLAUSES: dict[str, Clause] = {
         area="CFG",
         level="MUST",
         source="seed",
-        text="`config.headers` are sent; `provider_options[<provider>]` is merged into the request.",
+        text=(
+            "`config.headers` are sent; `provider_options[<provider>]` is merged into the request. The keys "
+            "read: `openai` (openai-chat), `anthropic` (anthropic-messages), `gemini` or `google` (gemini; "
+            "`google` is the Vercel AI SDK's key)."
+        ),
         why=(
             "Headers carry beta flags, organisation ids and gateway auth; `provider_options` is the escape "
             "hatch for features the contract does not model."
