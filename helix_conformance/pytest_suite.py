@@ -194,6 +194,17 @@ class ConformancePlugin:
                     f"recording {outcome.action}: {outcome.scenario}: {outcome.message}"
                 )
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        """Replay runs without the provider keys in the environment (recording, before, needs them)."""
+        from .replay.hidden_keys import hide, restore
+
+        hide((self.resolved.spec.api_key_env,))
+        try:
+            yield
+        finally:
+            restore()
+
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += len(items)
 

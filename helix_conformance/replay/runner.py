@@ -15,6 +15,7 @@ from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
 from .callbacks import CallbackMode, recording_callbacks
 from .delivery import DeliveryPlan, EventPlan
+from .hidden_keys import provider_keys_hidden
 from .interactions import ReplayInteraction
 from .pending import adapter_work, track_task_origins
 from .trace import Trace
@@ -139,7 +140,8 @@ def run_scenario(
     context = AdapterContext(
         api_key=REPLAY_API_KEY, base_url=base_url or profile.default_base_url, scripted_responses=scripted
     )
-    _execute(run, scenario, spec, context, controller, replayer, block_network=True)
+    with provider_keys_hidden((spec.api_key_env,)):  # the adapter must not find the user's real key
+        _execute(run, scenario, spec, context, controller, replayer, block_network=True)
     run.unused_interactions = replayer.unused()
     return run
 
