@@ -975,7 +975,11 @@ CLAUSES: dict[str, Clause] = {
             "An error delivered inside a 200 stream (Anthropic `event: error` e.g. `overloaded_error`; "
             "OpenAI/OpenRouter/Groq error chunk; Gemini raw JSON error) gives an ErrorStepResult with the "
             "code of its type (`overloaded_error` → provider_overloaded, `rate_limit_error` → "
-            "provider_rate_limited, others → provider_error)."
+            "provider_rate_limited, others → provider_error). An error with no type and a numeric `code` "
+            "(OpenRouter) has the code of that HTTP status by ERR-01's table (429 → provider_rate_limited, "
+            "400 → provider_invalid_request, 502 → provider_error...): OpenRouter documents `error.code` as "
+            "the HTTP status the error stands for, sent in the stream once the 200 is under way "
+            "(openrouter.ai/docs/api/reference/errors-and-debugging)."
         ),
         why=(
             "Providers report overloads inside an HTTP 200 stream; treating that stream as a success returns "
@@ -986,7 +990,9 @@ CLAUSES: dict[str, Clause] = {
             "chunk, or failing to parse Gemini's raw JSON error body. With the official SDKs, classifying "
             "by HTTP status: the anthropic SDK raises an `event: error` as an `APIStatusError` whose "
             "`status_code` is the stream's 200 (take the code from `error.type`), the openai SDK an "
-            "`APIError` with no status (take it from `.type`/`.code`)."
+            "`APIError` with no status (take it from `.type`/`.code`; OpenRouter's numeric code reaches "
+            "`.code` as a string, `.body['code']` keeps the number). Mapping OpenRouter's `code` 429 or 400 to "
+            "provider_error."
         ),
     ),
     "ERR-04": Clause(

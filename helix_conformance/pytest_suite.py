@@ -14,8 +14,9 @@ from .baseline import BaselineError, load_baseline
 from .checks.context import HarnessSettings
 from .checks.registry import Failure
 from .gate import Gate, session_errors
-from .reporting.format import format_failure
+from .reporting.format import failure_line, format_failure, verdict_text
 from .reporting.outcomes import REASON_PROPERTY, STATUS_PROPERTY, OutcomeLog
+from .reporting.safety import protect_env, shown_setting
 from .reporting.writers import FORMATS, format_of
 from .settings import check_cassette_dir, check_writable
 from .suite import (
@@ -75,9 +76,9 @@ class ConformanceItem(pytest.Item):
             self.user_properties.append((STATUS_PROPERTY, verdict.status))
             self.user_properties.append((REASON_PROPERTY, verdict.baseline_reason))
         if verdict.action == "skip":
-            pytest.skip(verdict.message)
+            pytest.skip(verdict_text(verdict, self.planned.level, self.adapter_name))
         if verdict.action == "xfail":
-            pytest.xfail(verdict.message)
+            pytest.xfail(verdict_text(verdict, self.planned.level, self.adapter_name))
         if verdict.action == "fail" and verdict.failure is not None:
             raise ConformanceFailed(verdict.failure)
 
@@ -85,7 +86,7 @@ class ConformanceItem(pytest.Item):
         if isinstance(excinfo.value, ConformanceFailed):
             failure = excinfo.value.failure
             text = format_failure(failure, self.planned.level, self.adapter_name)
-            return FailureRepr(text, CrashLine(str(self.path), 0, f"{failure.clause}: {failure.message}"))
+            return FailureRepr(text, CrashLine(str(self.path), 0, failure_line(failure)))
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -113,6 +114,7 @@ class ConformancePlugin:
         self.config = config
         self.resolved = resolved
         self.options = options
+        protect_env(resolved.spec.api_key_env)
         recording = options["helix_record_mode"][0] != "none"
         self.cassette_root = check_cassette_dir(options["helix_cassette_dir"][0], recording=recording)
         self.record = self._record_settings(config)
@@ -220,7 +222,7 @@ class ConformancePlugin:
             f"  cassettes: {self._cassettes_shown()}",
         ]
         shown = ", ".join(
-            f"{dest.replace('_', '-')}={value!r} ({source})"
+            f"{dest.replace('_', '-')}={shown_setting(value)!r} ({source})"
             for dest, (value, source) in self.options.items()
             if dest != "adapter"
         )

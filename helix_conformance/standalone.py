@@ -13,8 +13,10 @@ from .baseline import Baseline
 from .checks.context import HarnessSettings
 from .contract.spec import AdapterSpec
 from .gate import Gate, session_errors
+from .reporting.format import verdict_text
 from .reporting.json_report import build_report
 from .reporting.outcomes import ItemOutcome, OutcomeLog, Status
+from .reporting.safety import protect_env
 from .suite import SuiteRunner, missing_cassettes_problem, plan_suite
 
 STATUS_OF: dict[str, Status] = {
@@ -41,6 +43,7 @@ def run_suite(
 ) -> dict[str, Any]:
     """Run the suite (or the named clauses/scenarios of it) and return the report (schema of json_report).
     ``requested`` is the --adapter value the reproduction commands repeat (default: the spec's name)."""
+    protect_env(spec.api_key_env)
     if cassette_dir is None:
         problem = missing_cassettes_problem(spec)
         if problem:
@@ -70,7 +73,7 @@ def run_suite(
                 item.profile,
                 item.level,
                 status,
-                verdict.failure.message if verdict.failure else verdict.message,
+                verdict_text(verdict, item.level, requested or spec.name),
                 time.monotonic() - started,
                 item.scenario.requires | item.check.requires,
                 verdict.baseline_reason,

@@ -10,16 +10,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import json
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, ClassVar
 
 import pytest
+from broken_adapters._base import HookedAdapter, HookedChatStream
 from broken_adapters._gemini_base import HookedGeminiAdapter, HookedGeminiStream
 
 from helix_conformance.checks.common import ToolCallIds, describe_result
 from helix_conformance.contract import (
     AdapterSpec,
+    HelixError,
     LLMAdapter,
     LLMGenerateInput,
     ParsedToolCall,
@@ -28,7 +31,8 @@ from helix_conformance.contract import (
     ToolCallsStepResult,
 )
 from helix_conformance.testing import run_conformance
-from reference_adapters._http import ToolCallBuffer
+from reference_adapters._http import ToolCallBuffer, classify_status
+from reference_adapters._sse import SSEEvent
 from reference_adapters.gemini import spec as gemini_spec
 from reference_adapters.openai_chat import OpenAIChatAdapter
 from reference_adapters.openai_chat import spec as openai_spec
@@ -196,3 +200,32 @@ def test_nt03_is_not_judged_when_the_step_ended_before_the_cancel_point() -> Non
         row = outcomes["NT-03", scenario]
         assert row["outcome"] == "skipped", row
         assert "before" in row["message"], row
+
+
+# --- 4. ERR-03: OpenRouter's numeric in-stream `code` is the HTTP status the error would have had --------
+
+
+class _StatusCodedStream(HookedChatStream):
+    async def _event(self, event: SSEEvent) -> bool:
+        try:
+            payload = json.loads(event.data)
+        except ValueError:
+            payload = None
+        error = payload.get("error") if isinstance(payload, dict) else None
+        status = error.get("code") if isinstance(error, dict) else None
+        if type(status) is int and "type" not in error:  # OpenRouter documents it as the HTTP status
+            code, retryable = classify_status(status)
+            raise HelixError(f"openrouter: {error.get('message')}", code=code, retryable=retryable)
+        return await super()._event(event)
+
+
+class ClassifiesStreamErrorsByStatus(HookedAdapter):
+    stream_class = _StatusCodedStream
+
+
+def test_an_in_stream_numeric_code_classified_as_its_http_status_passes_err_03() -> None:
+    spec = _spec(openai_spec, "by_status", ClassifiesStreamErrorsByStatus)
+    scenarios = ["compat_error_after_finish", "midstream_rate_limit", "midstream_overloaded"]
+    outcomes = _outcomes(spec, ["ERR-03"], scenarios)
+    assert len(outcomes) == len(scenarios), outcomes
+    assert not _not_passed(outcomes), "\n".join(_not_passed(outcomes))

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .safety import safe_text
+
 Status = Literal["passed", "failed", "skipped", "should_failed", "baselined", "stale"]
 """``baselined``: a failure listed in the baseline (does not fail the gate); ``stale``: a listed entry that
 passed (fails the gate). Set by the item through the ``helix_status`` user property."""
@@ -46,7 +48,7 @@ class OutcomeLog:
             if props.get(STATUS_PROPERTY) == "baselined":
                 status, message = "baselined", str(report.wasxfail)
             elif props.get(STATUS_PROPERTY) == "stale":
-                status, message = "stale", str(report.longreprtext)
+                status, message = "stale", _failure_text(report)
             elif hasattr(report, "wasxfail"):
                 status = "should_failed"
                 message = str(report.wasxfail)
@@ -56,7 +58,7 @@ class OutcomeLog:
                 message = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
             elif report.failed:
                 status = "should_failed" if props["level"] == "SHOULD" else "failed"
-                message = str(report.longreprtext)
+                message = _failure_text(report)
             else:
                 status, message = "passed", ""
             self.items[report.nodeid] = ItemOutcome(
@@ -66,7 +68,7 @@ class OutcomeLog:
                 props["profile"],
                 props["level"],
                 status,
-                message,
+                safe_text(message),
                 float(report.duration),
                 frozenset(filter(None, str(props.get("requires", "")).split(","))),
                 str(props.get(REASON_PROPERTY, "")),
@@ -96,6 +98,13 @@ class OutcomeLog:
     def clause_status(self, clause: str) -> Status:
         """The worst outcome of the clause over its scenarios (stale counts as failed); skipped if none ran."""
         return worst(o.status for o in self.by_clause()[clause])
+
+
+def _failure_text(report: Any) -> str:
+    """The failure as the item rendered it. Not ``longreprtext``: on the xdist controller that starts with
+    the worker's line (``[gw0] linux -- Python 3.11 /path/to/python``), and a report must not depend on
+    where the item ran."""
+    return str(report.longrepr).strip()
 
 
 SEVERITY: tuple[Status, ...] = ("failed", "stale", "should_failed", "baselined", "passed", "skipped")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..clauses import AREAS, CLAUSES
 from .outcomes import OutcomeLog
+from .safety import safe_text
 
 SESSION_CLAUSE = "HARN-05"
 """Judged once per session by the plugin, not per scenario."""
@@ -70,8 +71,7 @@ def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: b
             f"stale baseline entries (now passing; delete them): "
             f"{', '.join(f'{o.scenario}::{o.clause}' for o in stale)}"
         )
-    lines.extend(log.notes)
-    lines.extend(log.gate_errors)
+    lines.extend(safe_text(line) for line in (*log.notes, *log.gate_errors))
     if not log.gate_errors:
         lines.append(f"{SESSION_CLAUSE} holds: {log.executed()} checks executed (the gate ran)")
     failing = broken_must + (broken_should if strict else [])

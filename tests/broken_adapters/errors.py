@@ -24,6 +24,7 @@ from reference_adapters._http import (
     StreamAborted,
     StreamGuard,
     aborted_error,
+    error_for_stream_event,
 )
 from reference_adapters._sse import SSEEvent
 from reference_adapters.openai_chat import OpenAIChatAdapter
@@ -61,6 +62,20 @@ class _IgnoresErrorEventsStream(HookedChatStream):
 
 class IgnoresStreamErrorEvents(HookedAdapter):
     stream_class = _IgnoresErrorEventsStream
+
+
+class _ErrorTypeOnlyStream(HookedChatStream):
+    async def _event(self, event: SSEEvent) -> bool:
+        data = event.data.strip()
+        payload = json.loads(data) if data.startswith("{") else None
+        if isinstance(payload, dict) and payload.get("error") is not None:
+            # Bug: classified by `type` alone; OpenRouter's numeric `code` (an HTTP status) is ignored.
+            raise error_for_stream_event(payload, "openai")
+        return await super()._event(event)
+
+
+class StreamErrorsByTypeOnly(HookedAdapter):
+    stream_class = _ErrorTypeOnlyStream
 
 
 class _PartialTextStream(HookedChatStream):
@@ -231,6 +246,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "ERR-03",
         ["midstream_rate_limit", "midstream_overloaded"],
         "Skips error chunks inside a 200 stream (they have no `choices`).",
+    ),
+    broken(
+        "stream_errors_by_type_only",
+        StreamErrorsByTypeOnly,
+        "ERR-03",
+        ["compat_error_after_finish"],
+        "Classifies an in-stream error by its `type` only: OpenRouter's `code` 400 becomes provider_error.",
     ),
     broken(
         "partial_text_on_dropped_stream",
