@@ -22,6 +22,7 @@ from broken_adapters._gemini_base import HookedGeminiAdapter, HookedGeminiStream
 from helix_conformance.checks.common import ToolCallIds, describe_result
 from helix_conformance.contract import (
     AdapterSpec,
+    ErrorStepResult,
     HelixError,
     LLMAdapter,
     LLMGenerateInput,
@@ -229,3 +230,38 @@ def test_an_in_stream_numeric_code_classified_as_its_http_status_passes_err_03()
     outcomes = _outcomes(spec, ["ERR-03"], scenarios)
     assert len(outcomes) == len(scenarios), outcomes
     assert not _not_passed(outcomes), "\n".join(_not_passed(outcomes))
+
+
+# --- 5. ERR-06 (and ERR-02, ERR-08, AB-03) leave "no error result at all" to the clause that owns it -------
+
+
+class ErrorsAsText(OpenAIChatAdapter):
+    """Answers every failure with a text result: wrong, and reported by the clause that says which error
+    the scenario gives (ERR-01, ERR-04, FIN-03, AB-01...), once."""
+
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        result = await super().generate_step(input)
+        if isinstance(result, ErrorStepResult):
+            return TextStepResult(content=f"Sorry: {result.error}", should_stop=True, stop_reason="end_turn")
+        return result
+
+
+@pytest.mark.parametrize(
+    ("clause", "scenario", "owner"),
+    [
+        ("ERR-06", "http_500", "ERR-01"),
+        ("ERR-06", "truncated_stream", "ERR-04"),
+        ("ERR-06", "finish_tool_invalid_json", "FIN-03"),
+        ("ERR-02", "http_500", "ERR-01"),
+        ("ERR-08", "http_429_insufficient_quota", "ERR-01"),
+        ("AB-03", "abort_before", "AB-01"),
+    ],
+)
+def test_a_non_error_result_is_reported_once_by_the_clause_that_owns_it(
+    clause: str, scenario: str, owner: str
+) -> None:
+    outcomes = _outcomes(_spec(openai_spec, "errors_as_text", ErrorsAsText), [clause, owner], [scenario])
+    assert outcomes[owner, scenario]["outcome"] == "failed", outcomes[owner, scenario]
+    row = outcomes[clause, scenario]
+    assert row["outcome"] == "skipped", row
+    assert f"which {owner} reports" in row["message"], row

@@ -17,7 +17,7 @@ from helix_conformance.gate import ItemVerdict
 from helix_conformance.reporting.format import format_failure, verdict_text
 from helix_conformance.testing import run_conformance
 
-# On http_500 it answers with text instead of the error (ERR-06, MUST: only `actual` shows what came back)
+# On http_500 it answers with text instead of the error (ERR-01, MUST: `actual` shows what came back)
 # and leaves a named task pending (HARN-04, SHOULD: its evidence is the list of pending tasks).
 EVIDENCE_ADAPTER = """
 import asyncio
@@ -41,7 +41,7 @@ spec = AdapterSpec(
 )
 """
 CONTENT, TASK = "evidence-content-5e1c", "evidence-task-7f3a"
-ERR_06 = "test_conformance[openai-chat::http_500::ERR-06]"
+ERR_01 = "test_conformance[openai-chat::http_500::ERR-01]"
 HARN_04 = "test_conformance[openai-chat::http_500::HARN-04]"
 
 
@@ -88,7 +88,7 @@ def test_actual_alone_reaches_the_terminal_junit_json_markdown_and_html(pytester
         pytester,
         "--adapter=evidence_adapter",
         "-k",
-        "http_500 and (ERR-06 or HARN-04)",
+        "http_500 and (ERR-01 or HARN-04)",
         "-rfx",
         "--helix-report=out/r.json,out/r.md,out/r.html",
         "--junitxml=out/junit.xml",
@@ -105,7 +105,7 @@ def test_actual_alone_reaches_the_terminal_junit_json_markdown_and_html(pytester
     messages = {
         r["id"].split("::", 1)[1]: r["message"] for r in json.loads((out / "r.json").read_text())["results"]
     }
-    assert f"actual:   type='text', content='{CONTENT}'" in messages[ERR_06]
+    assert f"actual:   type='text', content='{CONTENT}'" in messages[ERR_01]
     assert f"actual:   [\"task '{TASK}'" in messages[HARN_04]
     assert messages[HARN_04].startswith("SHOULD HARN-04 not met: ")
     assert f"actual:   [\"task '{TASK}'" in (out / "r.md").read_text(encoding="utf-8")
@@ -114,7 +114,7 @@ def test_actual_alone_reaches_the_terminal_junit_json_markdown_and_html(pytester
         assert CONTENT in (out / page).read_text(encoding="utf-8"), page
 
     cases = {case.get("name"): case for case in ET.parse(out / "junit.xml").getroot().iter("testcase")}
-    failure = cases[ERR_06].find("failure")
+    failure = cases[ERR_01].find("failure")
     assert failure is not None
     assert CONTENT in (failure.text or "")
     skipped = cases[HARN_04].find("skipped")

@@ -11,12 +11,14 @@ from typing import Any, TypeVar
 import httpx
 
 from helix_conformance.contract import (
+    PROVIDER_AUTH_ERROR,
     PROVIDER_ERROR,
     REQUEST_ABORTED,
     ErrorStepResult,
     HelixError,
     LLMGenerateInput,
     StepResult,
+    TextStepResult,
 )
 from reference_adapters._http import (
     RetryableFailure,
@@ -76,6 +78,17 @@ class _ErrorTypeOnlyStream(HookedChatStream):
 
 class StreamErrorsByTypeOnly(HookedAdapter):
     stream_class = _ErrorTypeOnlyStream
+
+
+class AuthErrorsAsText(OpenAIChatAdapter):
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        result = await super().generate_step(input)
+        if isinstance(result, ErrorStepResult) and result.error.code == PROVIDER_AUTH_ERROR:
+            # Bug: "the user should see this", so a rejected key becomes the assistant's answer.
+            return TextStepResult(
+                content="Please check your API key.", should_stop=True, stop_reason="end_turn"
+            )
+        return result
 
 
 class _PartialTextStream(HookedChatStream):
@@ -274,6 +287,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "ERR-06",
         ["http_429", "http_500", "connect_error"],
         "Returns retryable errors with should_stop=False.",
+    ),
+    broken(
+        "auth_errors_as_text",
+        AuthErrorsAsText,
+        "ERR-06",
+        ["no_retry_401"],
+        "Answers a rejected key with a text result; no other clause judges that scenario's outcome.",
     ),
     broken(
         "api_key_in_error_message",
