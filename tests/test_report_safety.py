@@ -27,8 +27,10 @@ HOSTILE = "\x1b[2J\x1b]8;;https://evil.example\x07click\x1b]8;;\x07 \x9b31m ``` 
 """Clears the screen, forges a hyperlink, a C1 CSI, closes a fence, closes the <pre>, injects HTML and a link."""
 
 # Reads the keys when imported (before any replay could hide them) and echoes them, with hostile text, in the
-# message of its errors (with the wrong code: ERR-01 shows it) and as its text (not what it streamed: STR-01).
+# message of its errors (with the wrong code: ERR-01 shows it), as its text (not what it streamed: STR-01) and
+# as the name of a task it leaves pending (HARN-04, SHOULD: the name is in the failure's own message).
 ECHO_ADAPTER = f"""
+import asyncio
 import os
 
 from helix_conformance.contract import AdapterSpec, ErrorStepResult, HelixError, TextStepResult
@@ -42,6 +44,7 @@ class Echo(OpenAIChatAdapter):
     async def generate_step(self, input):
         result = await super().generate_step(input)
         text = f"keys {{KEYS}} {{HOSTILE}}"
+        asyncio.get_running_loop().create_task(asyncio.sleep(3600), name=text)
         if isinstance(result, ErrorStepResult):
             return ErrorStepResult(error=HelixError(text, code="provider_overloaded", retryable=True))
         if isinstance(result, TextStepResult):
@@ -150,8 +153,9 @@ def test_html_escapes_adapter_text_everywhere() -> None:
 # --- end to end: an adapter echoing the keys, escape sequences and Markdown ----------------------------------
 
 
+@pytest.mark.parametrize("strict", [False, True], ids=["SHOULD-xfails", "strict"])
 def test_no_report_and_no_terminal_shows_a_key_an_escape_or_a_password(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, strict: bool
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("ACME_KEY", OWN_KEY)
@@ -160,8 +164,9 @@ def test_no_report_and_no_terminal_shows_a_key_an_escape_or_a_password(
         pytester,
         "--adapter=echo_adapter",
         "-k",
-        "(text_basic and STR-01) or (http_500 and ERR-01)",
+        "(text_basic and (STR-01 or HARN-04)) or (http_500 and ERR-01)",
         "-rA",
+        *(["--helix-strict"] if strict else []),
         "--helix-record-base-url=https://user:hunter2pass@proxy.example/v1",
         "--helix-report=out/r.json,out/r.md,out/r.html",
         "--junitxml=out/junit.xml",
@@ -178,6 +183,8 @@ def test_no_report_and_no_terminal_shows_a_key_an_escape_or_a_password(
     for where, text in {"terminal": terminal, "r.json": files["r.json"], "r.md": files["r.md"]}.items():
         assert "<redacted OPENAI_API_KEY> <redacted ACME_KEY>" in text, where
         assert "\\x1b[2J" in text.replace("\\\\", "\\"), where
+    messages = {r["clause"]: r["message"] for r in json.loads(files["r.json"])["results"]}
+    assert "task 'keys <redacted OPENAI_API_KEY> <redacted ACME_KEY> \\x1b[2J" in messages["HARN-04"]
     assert "helix-record-base-url='https://user:***@proxy.example/v1' (cli)" in terminal
     report = json.loads(files["r.json"])
     assert report["settings"]["helix_record_base_url"]["value"] == "https://user:***@proxy.example/v1"
