@@ -21,6 +21,7 @@ GROUP = "helix_conformance.adapters"
 CASES = {  # entry point name -> (project directory, import package)
     "openai-sdk": ("openai-sdk-adapter", "helix_openai_sdk_adapter"),
     "anthropic-sdk": ("anthropic-sdk-adapter", "helix_anthropic_sdk_adapter"),
+    "gemini-sdk": ("gemini-sdk-adapter", "helix_gemini_sdk_adapter"),
 }
 
 
