@@ -15,8 +15,8 @@ from .checks.context import HarnessSettings
 from .checks.registry import Failure
 from .gate import Gate, session_errors
 from .reporting.format import failure_line, format_failure, verdict_text
-from .reporting.outcomes import REASON_PROPERTY, STATUS_PROPERTY, OutcomeLog
-from .reporting.safety import protect_env, shown_setting
+from .reporting.outcomes import CAUSE_PROPERTY, REASON_PROPERTY, STATUS_PROPERTY, STOP_PROPERTY, OutcomeLog
+from .reporting.safety import protect_env, safe_text, shown_setting
 from .reporting.writers import FORMATS, format_of
 from .settings import check_cassette_dir, check_writable
 from .suite import (
@@ -79,7 +79,12 @@ class ConformanceItem(pytest.Item):
             pytest.skip(verdict_text(verdict, self.planned.level, self.adapter_name))
         if verdict.action == "xfail":
             pytest.xfail(verdict_text(verdict, self.planned.level, self.adapter_name))
+        stop = self.runner.stop_reason()
+        if stop and not self.session.shouldstop:
+            self.session.shouldstop = stop
+            self.user_properties.append((STOP_PROPERTY, stop))
         if verdict.action == "fail" and verdict.failure is not None:
+            self.user_properties.append((CAUSE_PROPERTY, safe_text(verdict.failure.message)))
             raise ConformanceFailed(verdict.failure)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -114,6 +119,10 @@ class ConformancePlugin:
         self.config = config
         self.resolved = resolved
         self.options = options
+        try:
+            profile_for(resolved.spec)
+        except KeyError as exc:
+            raise pytest.UsageError(f"--adapter={resolved.requested}: {exc.args[0]}") from None
         protect_env(resolved.spec.api_key_env)
         recording = options["helix_record_mode"][0] != "none"
         self.cassette_root = check_cassette_dir(options["helix_cassette_dir"][0], recording=recording)
@@ -262,7 +271,9 @@ class ConformancePlugin:
             )
             item.add_marker(pytest.mark.helix_conformance)
             items.append(item)
-        items = self._select_by_arguments(session.config, items)
+        selected = self._select_by_arguments(session.config, items)
+        self.deselected += len(items) - len(selected)  # naming checks by id selects, like -k
+        items = selected
         report = pytest.CollectReport("", "passed", None, list[pytest.Item | pytest.Collector](items))
         hook.pytest_collectreport(report=report)
         session.items = items
@@ -278,10 +289,18 @@ class ConformancePlugin:
         """HARN-05: a gate that checked nothing, or never exercised a declared capability, must not pass."""
         errors = self.log.gate_errors
         errors.extend(
-            session_errors(self.log, self.resolved.spec.capabilities, everything_selected=not self.deselected)
+            session_errors(
+                self.log,
+                self.resolved.spec.capabilities,
+                everything_selected=not self.deselected and not session.shouldstop,
+            )
         )
         if errors and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _stopped(self, config: pytest.Config) -> bool:
+        """Whether the run stopped early on a common root cause (the controller learns it from the log)."""
+        return any(error.startswith("helix-conformance stopped early") for error in self.log.gate_errors)
 
     @staticmethod
     def _select_by_arguments(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item]:
@@ -307,12 +326,17 @@ class ConformancePlugin:
         self.log.add(report)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if config.option.collectonly:
-            return
+        if config.option.collectonly or exitstatus == pytest.ExitCode.USAGE_ERROR:
+            return  # a usage error (a bad -k expression) is reported by pytest; nothing ran to sum up
         from .reporting.summary import render_summary
 
         for line in render_summary(
-            self.log, strict=self.strict, adapter=self.resolved.spec.name, deselected=bool(self.deselected)
+            self.log,
+            strict=self.strict,
+            adapter=self.resolved.spec.name,
+            deselected=bool(self.deselected),
+            requested=self.resolved.requested,
+            stopped=bool(self._stopped(terminalreporter.config)),
         ):
             terminalreporter.write_line(line)
 
@@ -320,8 +344,10 @@ class ConformancePlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if hasattr(session.config, "workerinput"):
             return  # xdist worker: the controller reports
-        if session.config.option.collectonly:
-            return  # listing the suite is not a gate
+        if session.config.option.collectonly or exitstatus == pytest.ExitCode.USAGE_ERROR:
+            return  # listing the suite is not a gate; a usage error stops before it
+        if self._stopped(session.config):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a failed gate, not an interruption
         self._judge_harn_05(session, exitstatus)
         if self.gate.write_baseline:
             self._write_baseline(session)

@@ -77,10 +77,17 @@ def run_suite(
                 time.monotonic() - started,
                 item.scenario.requires | item.check.requires,
                 verdict.baseline_reason,
+                verdict.failure.message if verdict.action == "fail" and verdict.failure else "",
             )
         )
+        stop = runner.stop_reason()
+        if stop:  # the pytest front end stops here too (checks/root.common_cause)
+            log.gate_errors.append(stop)
+            break
     log.gate_errors.extend(
-        session_errors(log, spec.capabilities, everything_selected=len(planned) == len(full))
+        session_errors(
+            log, spec.capabilities, everything_selected=len(planned) == len(full) and not runner.stop_reason()
+        )
     )
     gate.check_entries_exist(full, full[0].profile if full else spec.wire_profile)
     log.gate_errors.extend(gate.unmatched_errors())

@@ -5,12 +5,13 @@ No pytest here: the plugin turns the plan into items, and ``run_conformance`` ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from .checks.context import CheckContext, HarnessSettings, ScenarioSession
 from .checks.registry import Check, CheckFailed, Failure, NotApplicable, load_all_checks
+from .checks.root import RootCause, common_cause, root_cause, stop_message
 from .clauses import get_clause
 from .contract.spec import AdapterSpec
 from .profiles import get_profile
@@ -142,11 +143,19 @@ class SuiteRunner:
     cassette_root: Path | None = None
     _sessions: dict[str, ScenarioSession] = field(default_factory=dict)
     _remaining: dict[str, int] = field(default_factory=dict)
+    _judged: dict[str, set[str]] = field(default_factory=dict)
+    """The clauses each scenario is judged on in this run (a selection may leave out a root cause's owner)."""
     _cassettes: CassetteCache | None = None
+    roots: dict[str, RootCause | None] = field(default_factory=dict)
+    _reported: set[str] = field(default_factory=set)
+    """Scenarios whose root cause has been reported on an item (what the fail-fast rule counts)."""
+    """The root cause of each scenario run so far (None: judged clause by clause)."""
 
     def expect(self, planned: list[PlannedCheck]) -> None:
         for item in planned:
             self._remaining[item.scenario.id] = self._remaining.get(item.scenario.id, 0) + 1
+            if item.skip_reason is None:
+                self._judged.setdefault(item.scenario.id, set()).add(item.clause)
 
     def cassettes(self) -> CassetteCache:
         if self._cassettes is None:
@@ -173,6 +182,18 @@ class SuiteRunner:
             )
         return self._sessions[sid]
 
+    def root_cause(self, scenario_id: str, session: ScenarioSession) -> RootCause | None:
+        """The scenario's root cause (checks/root.py), computed once and kept for the fail-fast rule."""
+        if scenario_id not in self.roots:
+            self.roots[scenario_id] = root_cause(session)
+        return self.roots[scenario_id]
+
+    def stop_reason(self) -> str | None:
+        """Why the run should stop now (checks/root.common_cause), or None to go on."""
+        settled = [root for sid, root in self.roots.items() if root is None or sid in self._reported]
+        cause = common_cause(settled)
+        return stop_message(cause, len(self.roots)) if cause else None
+
     def run(self, item: PlannedCheck) -> CheckOutcome:
         if item.skip_reason:
             return CheckOutcome("skipped", reason=item.skip_reason)
@@ -188,10 +209,22 @@ class SuiteRunner:
         session = self.session(item)
         ctx = CheckContext(item.clause, session)
         try:
-            if item.check.needs_result:
-                problem = _no_result(session)
-                if problem:
-                    return CheckOutcome("failed", _failure(item, problem))
+            root = self.root_cause(item.scenario.id, session)
+            if root is not None and item.clause == root.clause:
+                self._reported.add(item.scenario.id)
+                return CheckOutcome("failed", _root_failure(item, root))
+            if (
+                root is not None
+                and root.clause not in self._judged.get(item.scenario.id, ())
+                and not item.check.when_undeclared  # HARN-05 judges a run without a result itself
+            ):
+                # The owner is not judged here (a -k selection, a generated scenario): the scenario's first
+                # item to run carries the cause instead, once.
+                self._judged.setdefault(item.scenario.id, set()).add(root.clause)
+                self._reported.add(item.scenario.id)
+                return CheckOutcome("failed", _root_failure(item, root))
+            if root is not None and not root.judges(item.clause):
+                return CheckOutcome("skipped", reason=root.skip_reason())
             if item.scenario.generated:
                 from .checks.generated import judge_generated
 
@@ -226,20 +259,18 @@ def judged_form(scenario: Scenario, profile: WireProfile, cassettes: CassetteCac
     return recorded_form(scenario, summaries_of(cassette, profile)), True
 
 
-def _no_result(session: ScenarioSession) -> str | None:
-    run = session.run()
-    if run.setup_error:
-        return f"no result to judge: {run.setup_error}"
-    if run.timed_out:
-        return (
-            f"no result to judge: generate_step did not return within {session.settings.timeout} s (HARN-03)"
-        )
-    if run.raised is not None:
-        return (
-            f"no result to judge: generate_step raised {type(run.raised).__name__}: {run.raised} "
-            "(NT-01: failures must be returned as ErrorStepResult)"
-        )
-    return None
+def _root_failure(item: PlannedCheck, root: RootCause) -> Failure:
+    failure = Failure(
+        item.clause,
+        item.scenario.id,
+        item.profile,
+        root.message,
+        hint=get_clause(item.clause).common_mistakes,
+        details=root.details,
+    )
+    if root.actual is None:
+        return failure
+    return replace(failure, expected=root.expected, actual=root.actual)
 
 
 def _failure(item: PlannedCheck, message: str) -> Failure:

@@ -429,8 +429,8 @@ def test_adapter_raising_from_generate_step_fails_nt01_without_crashing(adapters
     result.stdout.fnmatch_lines(
         [
             "NT-01 (MUST, *) failed on scenario text_basic ?openai-chat?",
-            "*generate_step raised instead of returning an ErrorStepResult",
-            "  expected: a StepResult",
+            "*generate_step raised RuntimeError: hostile adapter: boom (failures must be returned as an *",
+            "  expected: a StepResult*",
             "  actual:   RuntimeError: hostile adapter: boom",
         ]
     )

@@ -14,6 +14,7 @@ from .. import __version__
 from ..adapters import ResolvedAdapter
 from ..baseline import Baseline
 from ..clauses import AREAS, CLAUSES
+from .causes import causes_data
 from .outcomes import OutcomeLog
 from .safety import safe_text, shown_setting
 
@@ -66,6 +67,7 @@ def build_report(
         "exit_status": exitstatus,
         "strict": strict,
         "gate_errors": [safe_text(error) for error in log.gate_errors],
+        "causes": causes_data(log, resolved.requested),
         "notes": [safe_text(note) for note in log.notes],
         "baseline": (
             {"path": str(baseline.path), "entries": len(baseline.entries)} if baseline is not None else None

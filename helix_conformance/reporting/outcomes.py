@@ -15,6 +15,9 @@ passed (fails the gate). Set by the item through the ``helix_status`` user prope
 
 STATUS_PROPERTY = "helix_status"
 REASON_PROPERTY = "helix_baseline_reason"
+CAUSE_PROPERTY = "helix_cause"
+STOP_PROPERTY = "helix_stop"
+"""Set on the item after which the run stopped early (checks/root.common_cause), with the reason."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,8 @@ class ItemOutcome:
     requires: frozenset[str] = frozenset()
     """Capabilities the check exercises (HARN-05)."""
     baseline_reason: str = ""
+    cause: str = ""
+    """A failure's own message (without the clause header and evidence): what reporting/causes.py groups."""
 
 
 @dataclass
@@ -72,7 +77,11 @@ class OutcomeLog:
                 float(report.duration),
                 frozenset(filter(None, str(props.get("requires", "")).split(","))),
                 str(props.get(REASON_PROPERTY, "")),
+                safe_text(str(props.get(CAUSE_PROPERTY, ""))),
             )
+        stop = props.get(STOP_PROPERTY)
+        if stop and str(stop) not in self.gate_errors:
+            self.gate_errors.append(str(stop))
 
     def record(self, outcome: ItemOutcome) -> None:
         """Add an outcome computed without pytest (``run_conformance``)."""
