@@ -156,9 +156,10 @@ def test_a_corpus_failure_names_the_fault_its_position_and_the_scenario() -> Non
     report = run_conformance(broken.spec, clauses=["ERR-04"], scenarios=["tool_call_parallel"], timeout=3.0)
     (row,) = report["results"]
     assert row["outcome"] == "failed"
-    assert row["message"].startswith("truncated after event ")
-    assert " of " in row["message"]
-    assert "(tool_call_parallel)" in row["message"]
+    message = row["message"].splitlines()[2]  # under the clause's header and text, as pytest prints it
+    assert message.startswith("  truncated after event ")
+    assert " of " in message
+    assert "(tool_call_parallel)" in message
     assert row["reproduce"].endswith('-k "openai-chat::tool_call_parallel::ERR-04"')
 
 
