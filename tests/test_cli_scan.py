@@ -71,7 +71,8 @@ def test_a_planted_key_exits_1_naming_file_location_and_kind(
     code, out, _ = _run(capsys, "scan", tmp_path)
     assert code == 1
     assert out.splitlines() == [
-        f"{leaky}: interaction 0 › response.body › event 1 › choices[0].delta.content: openai key (sk-p…(68 chars))",
+        f"{leaky}: interaction 0 › response.body › event 1 › choices[0].delta.content: openai key (sk-p…(68 chars))"
+        " [matches the openai key pattern]",
         "2 cassette(s) scanned, 1 secret(s) found in 1 file(s)",
     ]
     assert KEY[4:] not in out
@@ -90,6 +91,7 @@ def test_json_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
             "location": "interaction 0 › response.body › event 1 › choices[0].delta.content",
             "kind": "openai key",
             "excerpt": "sk-p…(68 chars)",
+            "why": "matches the openai key pattern",
         }
     ]
 
