@@ -319,7 +319,10 @@ def test_broken_adapter_fails_with_an_actionable_message(adapters: pytest.Pytest
 def test_the_reproduce_command_reproduces_the_failure(adapters: pytest.Pytester) -> None:
     first = run(adapters, "--adapter=my_adapter:wrong_stop", "-k", "stop_max_tokens and STOP-01")
     assert first.ret == pytest.ExitCode.TESTS_FAILED
-    reproduce = [line.split("reproduce:", 1)[1] for line in first.outlines if "reproduce: pytest" in line]
+    # The failure's own line (the summary's list of causes repeats it, further indented).
+    reproduce = [
+        line.split("reproduce:", 1)[1] for line in first.outlines if line.startswith("  reproduce: pytest")
+    ]
     assert len(reproduce) == 1, first.outlines
     command = shlex.split(reproduce[0])
     assert command[0] == "pytest"

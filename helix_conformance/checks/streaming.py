@@ -49,7 +49,7 @@ def _plain(value: Any, ids: ToolCallIds) -> Any:
     return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
 
 
-def _comparable(ctx: CheckContext, run: ScenarioRun) -> tuple[dict[str, Any], list[Any]]:
+def comparable_run(ctx: CheckContext, run: ScenarioRun) -> tuple[dict[str, Any], list[Any]]:
     """A run's result and callback sequence as STR-10 compares them across runs."""
     ids = run_ids(ctx)
     return describe_result(run.result, ids), _callback_sequence(run, ids)
@@ -296,12 +296,12 @@ def cuts_argument(cuts: tuple[int, ...]) -> str:
 
 @check("STR-10", applies=lambda s, p: has_recorded_stream(s, p) and not s.abort and "retry" not in s.tags)
 def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
-    reference = _comparable(ctx, ctx.main)
+    reference = comparable_run(ctx, ctx.main)
     bodies = [i.body for i in ctx.session.interactions()]
     size = max((len(b) for b in bodies), default=0)
     for label, cuts in explicit_cuts(max(bodies, key=len, default=b"")):
         run = ctx.session.run(RunOptions(plan=SplitPlan(cuts)), keep=False)
-        got = _comparable(ctx, run)
+        got = comparable_run(ctx, run)
         if got != reference:
             fail(
                 ctx,
@@ -314,7 +314,7 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
     def probe(cuts: list[int]) -> str | None:
         plan = SplitPlan(tuple(sorted(set(cuts))))
         run = ctx.session.run(RunOptions(plan=plan), keep=False)
-        got = _comparable(ctx, run)
+        got = comparable_run(ctx, run)
         if got == reference:
             return None
         shrunk.append(plan.cuts)

@@ -13,9 +13,11 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from ..recording.scrub import MIN_SECRET_LENGTH, scrub_uri
+from ..replay.hidden_keys import PROVIDER_KEY_VARIABLES
 
-KEY_ENVS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
-"""Environment variables holding the providers' keys; the value of each is never shown in a report."""
+KEY_ENVS = PROVIDER_KEY_VARIABLES
+"""Environment variables holding the providers' keys, the same ones replay hides from adapters: the value of
+each is never shown in a report."""
 
 _protected: set[str] = set()
 """Further variables named by the adapters run in this process (``AdapterSpec.api_key_env``)."""
