@@ -687,10 +687,13 @@ CLAUSES: dict[str, Clause] = {
             "No empty text blocks are sent where the provider rejects them (assistant turn with only tool "
             "calls)."
         ),
-        why="Anthropic rejects empty text content blocks, and other providers reject or misread them too.",
+        why=(
+            "Anthropic rejects empty text content blocks and turns with no content, and Gemini a turn with no "
+            'parts; OpenAI Chat accepts `content: ""` beside `tool_calls`, so there it is no breach.'
+        ),
         common_mistakes=(
             'Always emitting a text block with `content or ""` for an assistant turn that only has tool '
-            "calls."
+            "calls (Anthropic, Gemini), or a Gemini turn with no parts."
         ),
     ),
     "MSG-07": Clause(

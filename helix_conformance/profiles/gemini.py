@@ -45,7 +45,9 @@ _CONFIG_FIELDS = {
     "seed": "seed",
 }
 _INTERPRETED = {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "cachedContent"}
-_TOOL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$")
+_TOOL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
+"""FunctionDeclaration.name: "Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain
+underscores, dots, colons and dashes, with a maximum length of 128" (google-genai 3.x)."""
 SCHEMA_KEYWORDS = frozenset(
     {
         "type", "format", "description", "nullable", "enum", "items", "properties", "required", "anyOf",
@@ -276,8 +278,6 @@ class GeminiProfile(WireProfile):
             )
         d = _Decoding()
         sent, data = data, camel_keys(data, d.problems)
-        if "key" in parse_qs(parsed.query):
-            d.problems.append("the API key is in the URL (?key=): send it as the x-goog-api-key header")
         messages: list[Message] = []
         if "systemInstruction" in data:
             for j, part in enumerate(_parts(data["systemInstruction"], "systemInstruction", d)):
@@ -366,7 +366,7 @@ class GeminiProfile(WireProfile):
     def tool_problems(self, tool: DecodedTool) -> list[str]:
         problems = []
         if not _TOOL_NAME.match(tool.name):
-            problems.append(f"tool name {tool.name!r} does not match ^[a-zA-Z_][a-zA-Z0-9_.-]{{0,63}}$")
+            problems.append(f"tool name {tool.name!r} does not match {_TOOL_NAME.pattern}")
         fields = tool.fields if isinstance(tool, GeminiTool) else ("parameters",)
         if len(fields) == 2:
             problems.append(f"{tool.name}: parameters and parametersJsonSchema are mutually exclusive")

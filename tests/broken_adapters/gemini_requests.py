@@ -4,8 +4,8 @@ Each is ``reference_adapters.gemini`` with one realistic mistake in the body ``b
 (post-processed, or the turns rebuilt message by message), in its headers or in its URL. Gemini is the most
 foreign of the three wire formats: ``user``/``model`` turns that strictly alternate, the system prompt in
 ``systemInstruction``, tool results linked to calls by name and position, an OpenAPI subset for tool schemas
-(no ``$ref``), the thought signature sent back on the function call, the API key in a header and the stream
-requested in the URL (``:streamGenerateContent?alt=sse``).
+(no ``$ref``), the thought signature sent back on the function call, and the stream requested in the URL
+(``:streamGenerateContent?alt=sse``).
 """
 
 from __future__ import annotations
@@ -153,16 +153,6 @@ class StringFunctionResponse(HookedGeminiAdapter):
 
 
 # --- MSG-09 / MSG-10: the request format and the URL ---------------------------------------------------------
-
-
-class ApiKeyInUrl(HookedGeminiAdapter):
-    def url(self, model: str) -> str:
-        return f"{super().url(model)}&key={self._api_key}"  # Bug: the quickstart's ?key=, not the header
-
-    def build_headers(self, input: LLMGenerateInput) -> dict[str, str]:
-        headers = super().build_headers(input)
-        del headers["x-goog-api-key"]
-        return headers
 
 
 class MissingAltSse(HookedGeminiAdapter):
@@ -350,13 +340,6 @@ ADAPTERS: list[BrokenAdapter] = [
         "MSG-04",
         ["tool_result_roundtrip", "tool_result_then_user"],
         "Sends functionResponse.response as the tool's bare text; the API wants an object.",
-    ),
-    broken_gemini(
-        "gemini_api_key_in_url",
-        ApiKeyInUrl,
-        "MSG-09",
-        ["text_basic", "tool_call"],
-        "Sends the API key as ?key= in the URL instead of the x-goog-api-key header (SHOULD).",
     ),
     broken_gemini(
         "gemini_missing_alt_sse",
