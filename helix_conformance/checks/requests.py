@@ -309,7 +309,7 @@ def no_cache_markers_by_default(ctx: CheckContext) -> None:
 
 @check(
     "CACHE-03",
-    applies=lambda s, p: named("caching_auto")(s, p) and on_profiles("openai-chat")(s, p),
+    applies=lambda s, p: named("caching_auto")(s, p) and on_profiles("openai-chat", "openai-responses")(s, p),
     requires=("caching",),
 )
 def prompt_cache_key_derived_from_the_session(ctx: CheckContext) -> None:

@@ -6,7 +6,7 @@ import difflib
 
 from .base import DecodedRequest, DecodedTool, WireProfile
 
-KNOWN_PROFILES = ("openai-chat", "anthropic-messages", "gemini")
+KNOWN_PROFILES = ("openai-chat", "anthropic-messages", "gemini", "openai-responses")
 
 
 def get_profile(name: str) -> WireProfile:
@@ -22,6 +22,10 @@ def get_profile(name: str) -> WireProfile:
         from .gemini import PROFILE as GEMINI
 
         return GEMINI
+    if name == "openai-responses":
+        from .openai_responses import PROFILE as RESPONSES
+
+        return RESPONSES
     if name == "custom":
         from .custom import PROFILE as CUSTOM
 
