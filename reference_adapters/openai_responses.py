@@ -345,8 +345,7 @@ class OpenAIResponsesAdapter:
         if rejected:  # TOOL-05: refused before any request is sent
             message = f"openai: tool names must match ^[a-zA-Z0-9_-]{{1,64}}$: {rejected}"
             return ErrorStepResult(error=HelixError(message, code=PROVIDER_INVALID_REQUEST))
-        payload = build_request_body(input, self._reasoning_ids)
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        body = json.dumps(self._body(input), ensure_ascii=False).encode("utf-8")
         headers = {
             "Authorization": f"Bearer {self._api_key}",
             "Content-Type": "application/json",
@@ -363,7 +362,7 @@ class OpenAIResponsesAdapter:
         self, client: httpx.AsyncClient, request: httpx.Request, guard: StreamGuard, emit: SafeCallbacks
     ) -> StepResult | RetryableFailure:
         """One HTTP exchange (``_http.exchange``) with this API's status errors and stream parser."""
-        parser = _ResponsesStream(emit, self._reasoning_ids)
+        parser = self._parser(emit)
         return await exchange(
             client,
             request,
@@ -373,6 +372,14 @@ class OpenAIResponsesAdapter:
             parser=parser,
             decoder=SSEDecoder(),
         )
+
+    def _body(self, input: LLMGenerateInput) -> dict[str, Any]:
+        """The request body of this step (its own method so that a subclass can change one decision)."""
+        return build_request_body(input, self._reasoning_ids)
+
+    def _parser(self, emit: SafeCallbacks) -> _ResponsesStream:
+        """The stream parser of one attempt."""
+        return _ResponsesStream(emit, self._reasoning_ids)
 
     async def _status_error(self, response: httpx.Response) -> HelixError:
         """The HelixError of an HTTP error; its body may be OpenAI JSON, HTML or plain text (ERR-01/02)."""

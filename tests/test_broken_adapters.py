@@ -25,16 +25,22 @@ from helix_conformance.testing import run_conformance
 from reference_adapters.anthropic import spec as anthropic_reference_spec
 from reference_adapters.gemini import spec as gemini_reference_spec
 from reference_adapters.openai_chat import spec as openai_reference_spec
+from reference_adapters.openai_responses import spec as responses_reference_spec
 
 TIMEOUT = 3.0
 EXAMPLES = 3
 
 REFERENCES: dict[str, AdapterSpec] = {
     spec.wire_profile: spec
-    for spec in (openai_reference_spec, anthropic_reference_spec, gemini_reference_spec)
+    for spec in (
+        openai_reference_spec,
+        anthropic_reference_spec,
+        gemini_reference_spec,
+        responses_reference_spec,
+    )
 }
 """The reference adapter of each wire profile: with ``BASELINES``, the controls of that profile's selections."""
-MINIMUM_ADAPTERS = {"openai-chat": 30, "anthropic-messages": 20, "gemini": 30}
+MINIMUM_ADAPTERS = {"openai-chat": 30, "anthropic-messages": 20, "gemini": 30, "openai-responses": 14}
 """How many broken adapters each wire profile's library must hold at least."""
 
 

@@ -39,6 +39,8 @@ from . import (
     minted_ids,
     naive,
     requests,
+    responses_requests,
+    responses_stream,
     results,
     slow_callbacks,
     streaming,
@@ -47,6 +49,7 @@ from . import (
 from ._anthropic_base import ANTHROPIC_BASELINE
 from ._base import BASELINE, BrokenAdapter
 from ._gemini_base import GEMINI_BASELINE
+from ._responses_base import RESPONSES_BASELINE
 
 __all__ = [
     "ANTHROPIC_BASELINE",
@@ -55,10 +58,13 @@ __all__ = [
     "BROKEN_ADAPTERS",
     "FAMILIES",
     "GEMINI_BASELINE",
+    "RESPONSES_BASELINE",
     "BrokenAdapter",
 ]
 
-BASELINES: dict[str, BrokenAdapter] = {b.profile: b for b in (BASELINE, ANTHROPIC_BASELINE, GEMINI_BASELINE)}
+BASELINES: dict[str, BrokenAdapter] = {
+    b.profile: b for b in (BASELINE, ANTHROPIC_BASELINE, GEMINI_BASELINE, RESPONSES_BASELINE)
+}
 """The un-broken hooked adapter of each wire profile, by profile: a control for that profile's selections."""
 
 FAMILIES: tuple[str, ...] = (
@@ -90,6 +96,8 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *anthropic_responses.ADAPTERS,
     *gemini_requests.ADAPTERS,
     *gemini_responses.ADAPTERS,
+    *responses_requests.ADAPTERS,
+    *responses_stream.ADAPTERS,
     *undeclared.ADAPTERS,
     *hostile.ADAPTERS,
     *generated.ADAPTERS,
