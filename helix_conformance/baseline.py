@@ -16,6 +16,7 @@ import yaml
 from ._files import write_atomic
 from ._yaml import YamlRefused, read_yaml_file
 from .clauses import CLAUSES
+from .scenarios.recorded import RECORDED_PREFIX
 
 FORMAT_VERSION = 1
 DEFAULT_PATH = "helix-baseline.yaml"
@@ -104,7 +105,8 @@ def _entry(raw: object, where: str, known_scenarios: set[str]) -> BaselineEntry:
     clause, scenario = raw["clause"].strip(), raw["scenario"].strip()
     if clause not in CLAUSES:
         raise BaselineError(f"{where}: {clause!r} is not a clause id of the contract")
-    if scenario not in known_scenarios:
+    # A recorded scenario (a user's recordings too) is checked against the plan: Gate.check_entries_exist.
+    if scenario not in known_scenarios and not scenario.startswith(RECORDED_PREFIX):
         raise BaselineError(f"{where}: {scenario!r} is not a scenario of this suite (renamed or removed?)")
     profile = raw.get("profile")
     if profile is not None and not isinstance(profile, str):

@@ -50,7 +50,7 @@ def run_suite(
             raise ValueError(problem)
     wanted_clauses = set(clauses) if clauses is not None else None
     wanted_scenarios = set(scenarios) if scenarios is not None else None
-    full = plan_suite(spec)
+    full = plan_suite(spec, cassette_dir)
     planned = [
         p
         for p in full

@@ -20,6 +20,7 @@ from .replay.cassette import CassetteError
 from .replay.interactions import CassetteCache
 from .scenarios import SCENARIOS, scenarios_for
 from .scenarios.model import Scenario
+from .scenarios.recorded import RecordedScenario, gap_reason, judged_on
 
 Outcome = Literal["passed", "failed", "skipped"]
 
@@ -68,13 +69,15 @@ def profile_for(spec: AdapterSpec) -> WireProfile:
     return get_profile(spec.wire_profile)
 
 
-def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
-    """Every applicable check, grouped by scenario; unmet capabilities become skips that say why."""
+def plan_suite(spec: AdapterSpec, cassette_root: Path | None = None) -> list[PlannedCheck]:
+    """Every applicable check, grouped by scenario; unmet capabilities become skips that say why. The
+    recorded traffic of the profile (``cassette_root``'s and the bundled) comes after the authored scenarios."""
     profile = profile_for(spec)
     registry = load_all_checks()
     planned = []
     # A profile restriction says which wire a scenario's response exists for; a wire-free profile takes all.
-    for scenario in scenarios_for(profile.name) if profile.replays else SCENARIOS:
+    authored = scenarios_for(profile.name) if profile.replays else SCENARIOS
+    for scenario in (*authored, *recorded_for(spec, profile, cassette_root)):
         if not profile.runs_scenario(scenario):
             continue
         for check in registry.values():
@@ -82,7 +85,9 @@ def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
                 continue
             if scenario.generated and check.clause not in scenario.generated:
                 continue
-            unjudgeable = profile.clause_skip_reason(check.clause)
+            if not judged_on(scenario, check.clause):
+                continue
+            unjudgeable = profile.clause_skip_reason(check.clause) or gap_reason(scenario)
             if unjudgeable:
                 planned.append(PlannedCheck(profile.name, scenario, check, unjudgeable))
                 continue
@@ -99,6 +104,21 @@ def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
             )
             planned.append(PlannedCheck(profile.name, scenario, check, reason))
     return planned
+
+
+def recorded_for(
+    spec: AdapterSpec, profile: WireProfile, cassette_root: Path | None
+) -> tuple[RecordedScenario, ...]:
+    """The recorded scenarios of the profile: the bundled corpus, then the user's ``<cassette dir>/recorded``."""
+    if not profile.replays or profile.by_regression:
+        return ()
+    from .replay.recorded import recorded_scenarios
+
+    folders = [bundled_cassettes() / "recorded"]
+    root = cassette_root or spec.cassette_dir
+    if root is not None and Path(root) / "recorded" != folders[0]:
+        folders.append(Path(root) / "recorded")
+    return recorded_scenarios(profile, tuple(folders))
 
 
 def missing_cassettes_problem(spec: AdapterSpec, cassette_root: Path | None = None) -> str | None:
@@ -170,12 +190,20 @@ class SuiteRunner:
         sid = item.scenario.id
         if sid not in self._sessions:
             profile = profile_for(self.spec)
-            scenario, live = judged_form(item.scenario, profile, self.cassettes())
+            cassettes = self.cassettes()
+            scenario: Scenario
+            if isinstance(item.scenario, RecordedScenario):  # served as recorded; its outcome is written
+                from .replay.recorded import ServedRecording
+
+                scenario, live = item.scenario, True
+                cassettes = ServedRecording(item.scenario, profile, self.spec.model)
+            else:
+                scenario, live = judged_form(item.scenario, profile, cassettes)
             self._sessions[sid] = ScenarioSession(
                 scenario,
                 profile,
                 self.spec,
-                self.cassettes(),
+                cassettes,
                 self.settings,
                 scripted=profile.scripted(item.scenario),
                 recorded_live=live,

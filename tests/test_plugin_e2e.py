@@ -18,7 +18,10 @@ import pytest
 from plugin_runs import OPTIONS, assert_no_crash, lines_starting, output, run
 
 GROUP_TITLE = "Helix Agents adapter conformance:"  # the description of the `helix-conformance` option group
-ID_RE = re.compile(r"helix-conformance::test_conformance\[openai-chat::[a-z0-9_]+::[A-Z]+-\d\d\]")
+ID_RE = re.compile(
+    r"helix-conformance::test_conformance\[openai-chat::([a-z0-9_]+|recorded/[\w.\-\[\]/]+)::[A-Z]+-\d\d\]"
+)
+"""An authored scenario's id, or a recorded one's (``recorded/<dir>/<name>``, ``[i]`` for interaction i)."""
 
 
 # --- 1, 2: the plugin in projects -------------------------------------------------------------------------

@@ -99,17 +99,20 @@ def _replay_scenario(
     from ..checks.context import HarnessSettings, ScenarioSession
     from ..replay.cassette import CassetteError
     from ..replay.interactions import CassetteCache
+    from ..replay.recorded import ServedRecording
     from ..replay.runner import RunOptions
     from ..scenarios import get_scenario
-    from ..suite import bundled_cassettes, profile_for
+    from ..scenarios.recorded import RecordedScenario
+    from ..suite import bundled_cassettes, profile_for, recorded_for
 
+    profile = profile_for(spec)
+    recorded = {s.id: s for s in recorded_for(spec, profile, None)}  # recorded/... ids: real traffic
     try:
-        scenario = get_scenario(scenario_id)
+        scenario = recorded[scenario_id] if scenario_id in recorded else get_scenario(scenario_id)
     except KeyError:
         raise UsageFailure(
             f"unknown scenario {scenario_id!r} (list them: helix-conformance list scenarios)"
         ) from None
-    profile = profile_for(spec)
     if profile.replays and not scenario.applies_to_profile(profile.name):
         raise UsageFailure(
             f"scenario {scenario_id!r} does not exist for wire profile {profile.name!r} "
@@ -119,9 +122,12 @@ def _replay_scenario(
         scenario,
         profile,
         spec,
-        CassetteCache(spec.cassette_dir or bundled_cassettes()),
+        ServedRecording(scenario, profile, spec.model)
+        if isinstance(scenario, RecordedScenario)
+        else CassetteCache(spec.cassette_dir or bundled_cassettes()),
         HarnessSettings(timeout=timeout),
         scripted=profile.scripted(scenario),
+        recorded_live=isinstance(scenario, RecordedScenario),  # its outcome is written, ids as sent
     )
     _say(f"scenario {scenario.id} [{profile.name}] through adapter {spec.name!r}: {scenario.description}")
     try:

@@ -11,41 +11,18 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from ..replay.cassette import load_cassette
+from ..replay.recorded import load_catalogue
+from ..scenarios.recorded import EXPECTED_FILE, CatalogueError, Recording
 from ..suite import bundled_cassettes
 from . import import_recording
-from .common import output_name, read_sources, source_for
+from .common import read_sources, source_for
 
-EXPECTED_FILE = "expected.yml"
-"""Not ``.yaml``: the file is no cassette, and cassette globs (``*/*.yaml``) must not pick it up."""
 SHARED_RECORDINGS = Path(__file__).resolve().parents[2].parent / "shared" / "recordings"
 
-
-@dataclass(frozen=True)
-class Recording:
-    """One recording of the catalogue: its key (``<dir>/<file>``), provider, adapter and expectations."""
-
-    key: str
-    provider: str
-    adapter: str | None
-    interactions: tuple[dict[str, Any] | None, ...]
-    """Per interaction: the expected outcome, or None where that interaction is not replayed."""
-    excluded: str | None
-    import_options: dict[str, Any]
-    gap: str | None = None
-    """A known way the reference adapter misses the expected outcome (the test is a strict xfail)."""
-
-    @property
-    def cassette(self) -> str:
-        """The cassette path under ``cassettes/recorded``."""
-        directory, name = self.key.split("/", 1)
-        return f"{directory}/{output_name(Path(name))}"
+__all__ = ["EXPECTED_FILE", "SHARED_RECORDINGS", "Recording", "load_expectations", "replay_recording"]
 
 
 def recorded_root() -> Path:
@@ -53,25 +30,12 @@ def recorded_root() -> Path:
 
 
 def load_expectations(path: Path | None = None) -> list[Recording]:
-    path = path or recorded_root() / EXPECTED_FILE
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    adapters: dict[str, str] = data["adapters"]
-    out = []
-    for key, entry in data["recordings"].items():
-        provider = key.split("/", 1)[0]
-        interactions = tuple(None if "excluded" in item else item for item in entry.get("interactions", ()))
-        out.append(
-            Recording(
-                key=key,
-                provider=provider,
-                adapter=adapters.get(provider),
-                interactions=interactions,
-                excluded=entry.get("excluded"),
-                import_options=entry.get("import", {}),
-                gap=entry.get("gap"),
-            )
-        )
-    return out
+    """The recordings of the bundled catalogue (or of ``path``); a CatalogueError for any unusable entry."""
+    recordings = load_catalogue(path or recorded_root() / EXPECTED_FILE)
+    problems = [r.problem for r in recordings if r.problem]
+    if problems:
+        raise CatalogueError("; ".join(problems))
+    return recordings
 
 
 def replay_recording(recording: Recording, root: Path | None = None) -> list[str]:
@@ -80,7 +44,7 @@ def replay_recording(recording: Recording, root: Path | None = None) -> list[str
     from .replay import compare, replay_interaction
 
     if recording.adapter is None:
-        return [f"{recording.key}: no adapter is named for provider {recording.provider!r}"]
+        return [f"{recording.key}: no wire profile is named for provider {recording.provider!r}"]
     spec = resolve_adapter(recording.adapter).spec
     cassette = load_cassette((root or recorded_root()) / recording.cassette)
     problems = []

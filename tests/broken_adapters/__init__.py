@@ -19,7 +19,8 @@ not async, unrecorded URLs: dangerous to a harness, reported on their clause), a
 ``anthropic_requests`` (MSG, TOOL, CACHE) and ``anthropic_responses`` (MSG-08, STOP, RES, STR, ERR) for
 Anthropic Messages, and ``gemini_requests`` (MSG, TOOL, CFG-01, CACHE-04) and ``gemini_responses`` (STR,
 RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has its own rules; ``faults``
-(ERR-03/04/05, RES-12, all three profiles) holds the bugs only the generated fault corpus catches.
+(ERR-03/04/05, RES-12, all three profiles) holds the bugs only the generated fault corpus catches, and
+``recorded`` the ones only real traffic catches (``recorded/...`` scenarios, from ``cassettes/recorded``).
 """
 
 from __future__ import annotations
@@ -38,11 +39,13 @@ from . import (
     late_callbacks,
     minted_ids,
     naive,
+    recorded,
     requests,
     responses_requests,
     responses_stream,
     results,
     slow_callbacks,
+    stream_gaps,
     streaming,
     undeclared,
 )
@@ -92,6 +95,7 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *faults.ADAPTERS,
     *coverage.ADAPTERS,
     *compat.ADAPTERS,
+    *stream_gaps.ADAPTERS,
     *anthropic_requests.ADAPTERS,
     *anthropic_responses.ADAPTERS,
     *gemini_requests.ADAPTERS,
@@ -104,4 +108,5 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *slow_callbacks.ADAPTERS,
     *late_callbacks.ADAPTERS,
     *minted_ids.ADAPTERS,
+    *recorded.ADAPTERS,
 ]
