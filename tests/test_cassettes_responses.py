@@ -273,3 +273,22 @@ def test_the_decoder_reports_what_the_api_rejects(body: dict[str, Any], problem:
 def test_unlinked_calls_and_outputs_are_msg_04_violations(items: list[dict[str, Any]]) -> None:
     decoded = PROFILE.decode_request(json.dumps({"model": "m", "input": items}).encode())
     assert decoded.violations_of("MSG-04"), decoded.violations
+
+
+def test_a_vercel_responses_fixture_imports_with_the_apis_event_framing(tmp_path: Path) -> None:
+    from helix_conformance.importing import convert
+
+    fixture = tmp_path / "r.chunks.txt"
+    fixture.write_text(
+        '{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","model":"gpt-5-nano"}}\n'
+        '{"type":"error","sequence_number":1,"error":{"type":"server_error","code":"server_error",'
+        '"message":"boom","param":null}}\n'
+    )
+    imported = convert(fixture)
+    (item,) = imported.interactions
+    body = item["response"]["body"]["string"]
+    assert body.startswith('event: response.created\ndata: {"type":"response.created"')
+    assert "\n\nevent: error\ndata: " in body
+    assert "[DONE]" not in body  # the Responses API has no [DONE] terminator
+    assert item["request"]["uri"].endswith("/responses")
+    assert imported.model == "gpt-5-nano"

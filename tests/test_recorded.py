@@ -74,7 +74,9 @@ def test_every_entry_is_either_replayed_or_excluded_with_a_reason() -> None:
             assert not recording.interactions, f"{recording.key}: excluded, yet lists interactions"
             assert not (ROOT / recording.cassette).exists(), f"{recording.key}: excluded, yet imported"
         else:
-            assert recording.profile in {"openai-chat", "anthropic-messages", "gemini"}, recording.key
+            assert recording.profile in {"openai-chat", "anthropic-messages", "gemini", "openai-responses"}, (
+                recording.key
+            )
     cassettes = {p.relative_to(ROOT).as_posix() for p in ROOT.glob("*/*.yaml")}
     assert cassettes == {r.cassette for r in REPLAYED}, "cassettes without an entry in expected.yml"
 

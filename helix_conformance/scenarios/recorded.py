@@ -27,7 +27,12 @@ EXPECTED_FILE = "expected.yml"
 REQUEST_SIDE = ("MSG-", "TOOL-", "CFG-01", "CFG-02", "CACHE-")
 """Clauses never planned on a recorded scenario: they judge the request against the scenario's input, and a
 recording's input is unknown (only the response was kept, for another client's request)."""
-REFERENCE_ADAPTERS = {"openai-chat": "openai", "anthropic-messages": "anthropic", "gemini": "gemini"}
+REFERENCE_ADAPTERS = {
+    "openai-chat": "openai",
+    "anthropic-messages": "anthropic",
+    "gemini": "gemini",
+    "openai-responses": "openai-responses",
+}
 """The wire profiles a catalogue may name (the ones that can read a recorded response), each with the name
 of its reference adapter (``tests/test_recorded.py`` replays the corpus through it)."""
 PROFILES = tuple(REFERENCE_ADAPTERS)
