@@ -67,7 +67,7 @@ def test_recorded_cassette_keeps_its_provenance(recording: Recording) -> None:
 
 
 def test_every_entry_is_either_replayed_or_excluded_with_a_reason() -> None:
-    assert len(RECORDINGS) == 84  # 68 from ../shared/recordings, 16 from tests/recordings
+    assert len(RECORDINGS) == 82  # 68 from ../shared/recordings, 14 from tests/recordings
     for recording in RECORDINGS:
         if recording.excluded:
             assert len(recording.excluded) > 20, recording.key
