@@ -4,7 +4,8 @@ Text comes from ``response.output_text.delta``, reasoning from ``response.reason
 (summary parts joined with a blank line), function calls from ``response.output_item.done`` (arguments from
 their ``.done``; deltas only where no ``.done`` came). A refusal content part stops ``refusal``; the terminal
 event says the rest (``completed``; ``incomplete`` by ``incomplete_details.reason``; ``failed`` and ``error``
-are errors). Event labels are the event types, ``invalid`` for data that is not a JSON object.
+are errors, the first one ends the response). Event labels are the event types, ``invalid`` for data that
+is not a JSON object.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ def summarise(status: int, headers: Mapping[str, str], body: bytes) -> ResponseS
     state = _State(stream_collector(status, headers))
     out = state.collector
     for n, item in enumerate(read_sse(body, out.problems)):
+        if out.errored:
+            break  # the first error ends the response (``response.failed`` follows an ``error`` event)
         if item.kind == "comment":
             out.events.append("comment")
         elif item.kind == "stray":
