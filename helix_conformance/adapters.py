@@ -15,6 +15,7 @@ BUILTINS: dict[str, str] = {
     "openai": "reference_adapters.openai_chat:spec",
     "anthropic": "reference_adapters.anthropic:spec",
     "gemini": "reference_adapters.gemini:spec",
+    "openai-responses": "reference_adapters.openai_responses:spec",
     "mock": "helix_conformance.testing:mock_spec",
 }
 

@@ -19,6 +19,7 @@ AUTHORED_MODELS = {
     "openai-chat": "gpt-4o-mini-2024-07-18",
     "anthropic-messages": "claude-haiku-4-5-20251001",
     "gemini": "gemini-2.5-flash",
+    "openai-responses": "gpt-5-mini-2025-08-07",
 }
 
 

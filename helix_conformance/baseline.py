@@ -14,7 +14,9 @@ from pathlib import Path
 import yaml
 
 from ._files import write_atomic
+from ._yaml import YamlRefused, read_yaml_file
 from .clauses import CLAUSES
+from .scenarios.recorded import RECORDED_PREFIX
 
 FORMAT_VERSION = 1
 DEFAULT_PATH = "helix-baseline.yaml"
@@ -61,17 +63,13 @@ def load_baseline(path: Path, scenario_ids: Iterable[str]) -> Baseline:
     """Read and validate ``path``; unknown clauses or scenarios, missing reasons and duplicates are errors."""
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_yaml_file(path)
     except FileNotFoundError:
         raise BaselineError(
             f"baseline {where} does not exist (create it with --helix-write-baseline)"
         ) from None
-    except OSError as exc:
-        raise BaselineError(f"baseline {where} cannot be read: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise BaselineError(f"baseline {where} is not valid YAML: {_one_line(str(exc))}") from None
+    except YamlRefused as exc:
+        raise BaselineError(f"baseline {where} {exc}") from None
     if data is None:
         return Baseline(path)
     if not isinstance(data, dict) or not isinstance(data.get("entries", []), list):
@@ -107,7 +105,8 @@ def _entry(raw: object, where: str, known_scenarios: set[str]) -> BaselineEntry:
     clause, scenario = raw["clause"].strip(), raw["scenario"].strip()
     if clause not in CLAUSES:
         raise BaselineError(f"{where}: {clause!r} is not a clause id of the contract")
-    if scenario not in known_scenarios:
+    # A recorded scenario (a user's recordings too) is checked against the plan: Gate.check_entries_exist.
+    if scenario not in known_scenarios and not scenario.startswith(RECORDED_PREFIX):
         raise BaselineError(f"{where}: {scenario!r} is not a scenario of this suite (renamed or removed?)")
     profile = raw.get("profile")
     if profile is not None and not isinstance(profile, str):
@@ -133,7 +132,3 @@ def write_baseline(path: Path, entries: Iterable[BaselineEntry], adapter: str) -
     }
     write_atomic(path, HEADER + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=110))
     return len(ordered)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

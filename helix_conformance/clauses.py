@@ -545,7 +545,11 @@ CLAUSES: dict[str, Clause] = {
         area="STR",
         level="MUST",
         source="harness",
-        text="The result is the same with callbacks absent, present, sync or async.",
+        text=(
+            'The result is the same with callbacks absent, present, sync or async. ("The same" everywhere '
+            "in this catalogue compares tool calls by position, name and arguments, and by id only where the "
+            "provider sent the id: an adapter may mint random ids where the provider sends none.)"
+        ),
         why=(
             "Callbacks are an observation channel; if their presence changes the result, streaming UIs and "
             "batch runs get different answers."
@@ -660,15 +664,18 @@ CLAUSES: dict[str, Clause] = {
         source="seed",
         text=(
             "Order is preserved; nothing is dropped or duplicated; consecutive same-role turns are merged "
-            "where the provider demands alternation (Anthropic, Gemini `user`/`model`)."
+            "where the provider rejects them (Gemini `user`/`model`). Anthropic's Messages API combines "
+            "consecutive same-role turns itself, so there merging is allowed, not required."
         ),
         why=(
-            "Conversation order is meaning, and Anthropic and Gemini reject consecutive turns of the same "
-            "role."
+            'Conversation order is meaning. Gemini answers consecutive turns of one role with 400 "Please '
+            'ensure that multiturn requests alternate between user and model." (as gateways that merge turns '
+            'for it report, e.g. Portkey); the Messages API reference says "Consecutive user or assistant '
+            'turns in your request will be combined into a single turn".'
         ),
         common_mistakes=(
-            "Grouping messages by role, dropping a consecutive user message instead of merging it, or "
-            "duplicating a tool result while merging."
+            "Grouping messages by role, dropping a consecutive user message instead of merging it (or keeping "
+            "only the last turn while merging), or duplicating a tool result while merging."
         ),
     ),
     "MSG-06": Clause(
@@ -680,10 +687,13 @@ CLAUSES: dict[str, Clause] = {
             "No empty text blocks are sent where the provider rejects them (assistant turn with only tool "
             "calls)."
         ),
-        why="Anthropic rejects empty text content blocks, and other providers reject or misread them too.",
+        why=(
+            "Anthropic rejects empty text content blocks and turns with no content, and Gemini a turn with no "
+            'parts; OpenAI Chat accepts `content: ""` beside `tool_calls`, so there it is no breach.'
+        ),
         common_mistakes=(
             'Always emitting a text block with `content or ""` for an assistant turn that only has tool '
-            "calls."
+            "calls (Anthropic, Gemini), or a Gemini turn with no parts."
         ),
     ),
     "MSG-07": Clause(
@@ -708,15 +718,18 @@ CLAUSES: dict[str, Clause] = {
         source="wire",
         text=(
             "Thinking in history round-trips where the provider needs it (Anthropic signature, Gemini "
-            "thought signature)."
+            "thought signature). A Gemini `thoughtSignature` is proto `bytes`: any base64 of the same bytes "
+            "(standard or URL-safe, padded or not) is the same signature."
         ),
         why=(
             "Anthropic requires signed thinking blocks before tool_use in history when thinking is enabled, "
-            "and Gemini needs thought signatures to keep its reasoning context."
+            "and Gemini needs thought signatures to keep its reasoning context. Proto3 JSON parsers accept "
+            '"either standard or URL-safe base64 encoding with/without paddings" for bytes, and google-genai '
+            "sends the signature URL-safe."
         ),
         common_mistakes=(
-            "Dropping thinking from assistant history, or keeping the thinking text but dropping the "
-            "`signature` / `thoughtSignature`."
+            "Dropping thinking from assistant history, keeping the thinking text but dropping the "
+            "`signature` / `thoughtSignature`, or base64-encoding the signature's text once more."
         ),
     ),
     "MSG-09": Clause(
@@ -771,15 +784,19 @@ CLAUSES: dict[str, Clause] = {
         text=(
             "The parameters schema is equivalent to the tool's input schema: the same instances are valid "
             "and invalid under both (checked on generated instances), nested models, enums, optionals, "
-            "arrays and `$defs` included."
+            "arrays and `$defs` included. Gemini takes the schema as `parameters` (its OpenAPI subset) or "
+            "`parametersJsonSchema` (JSON Schema); a declaration with neither takes no arguments, which is "
+            "equivalent only for a tool whose schema has no properties."
         ),
         why=(
             "The model generates arguments from the schema it was sent; a lossy conversion yields arguments "
-            "that fail the tool's own validation."
+            "that fail the tool's own validation. Gemini's FunctionDeclaration: \"For function with no "
+            'parameters, this can be left unset".'
         ),
         common_mistakes=(
             "Taking `model_json_schema()` but dropping `$defs` so `$ref`s dangle, losing enums or the "
-            "`anyOf` of optionals, or flattening nested models."
+            "`anyOf` of optionals, flattening nested models, or leaving Gemini's `parameters` out of a tool "
+            "that has arguments."
         ),
     ),
     "TOOL-03": Clause(
@@ -851,7 +868,11 @@ CLAUSES: dict[str, Clause] = {
         area="CFG",
         level="MUST",
         source="seed",
-        text="`config.headers` are sent; `provider_options[<provider>]` is merged into the request.",
+        text=(
+            "`config.headers` are sent; `provider_options[<provider>]` is merged into the request. The keys "
+            "read: `openai` (openai-chat), `anthropic` (anthropic-messages), `gemini` or `google` (gemini; "
+            "`google` is the Vercel AI SDK's key)."
+        ),
         why=(
             "Headers carry beta flags, organisation ids and gateway auth; `provider_options` is the escape "
             "hatch for features the contract does not model."
@@ -957,7 +978,11 @@ CLAUSES: dict[str, Clause] = {
             "An error delivered inside a 200 stream (Anthropic `event: error` e.g. `overloaded_error`; "
             "OpenAI/OpenRouter/Groq error chunk; Gemini raw JSON error) gives an ErrorStepResult with the "
             "code of its type (`overloaded_error` → provider_overloaded, `rate_limit_error` → "
-            "provider_rate_limited, others → provider_error)."
+            "provider_rate_limited, others → provider_error). An error with no type and a numeric `code` "
+            "(OpenRouter) has the code of that HTTP status by ERR-01's table (429 → provider_rate_limited, "
+            "400 → provider_invalid_request, 502 → provider_error...): OpenRouter documents `error.code` as "
+            "the HTTP status the error stands for, sent in the stream once the 200 is under way "
+            "(openrouter.ai/docs/api/reference/errors-and-debugging)."
         ),
         why=(
             "Providers report overloads inside an HTTP 200 stream; treating that stream as a success returns "
@@ -968,7 +993,9 @@ CLAUSES: dict[str, Clause] = {
             "chunk, or failing to parse Gemini's raw JSON error body. With the official SDKs, classifying "
             "by HTTP status: the anthropic SDK raises an `event: error` as an `APIStatusError` whose "
             "`status_code` is the stream's 200 (take the code from `error.type`), the openai SDK an "
-            "`APIError` with no status (take it from `.type`/`.code`)."
+            "`APIError` with no status (take it from `.type`/`.code`; OpenRouter's numeric code reaches "
+            "`.code` as a string, `.body['code']` keeps the number). Mapping OpenRouter's `code` 429 or 400 to "
+            "provider_error."
         ),
     ),
     "ERR-04": Clause(

@@ -24,6 +24,7 @@ class ItemVerdict:
     action: Action
     message: str = ""
     failure: Failure | None = None
+    """The clause failure behind a fail or an xfail (its evidence goes into every report)."""
     status: Literal["baselined", "stale"] | None = None
     """Set when the baseline decided the outcome; reported through the ``helix_status`` user property."""
     baseline_reason: str = ""
@@ -51,6 +52,7 @@ class Gate:
                 return ItemVerdict(
                     "xfail",
                     f"baselined ({entry.reason}): {failure.clause}: {failure.message}",
+                    failure,
                     status="baselined",
                     baseline_reason=entry.reason,
                 )
@@ -59,11 +61,12 @@ class Gate:
                 return ItemVerdict(
                     "xfail",
                     f"written to the baseline: {failure.clause}: {failure.message}",
+                    failure,
                     status="baselined",
                     baseline_reason=reason,
                 )
             if not fails_gate:
-                return ItemVerdict("xfail", f"SHOULD {planned.clause} not met: {failure.message}")
+                return ItemVerdict("xfail", f"SHOULD {planned.clause} not met: {failure.message}", failure)
             return ItemVerdict("fail", failure.message, failure)
         if entry is not None and not self.write_baseline:
             assert self.baseline is not None

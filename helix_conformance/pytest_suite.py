@@ -14,9 +14,11 @@ from .baseline import BaselineError, load_baseline
 from .checks.context import HarnessSettings
 from .checks.registry import Failure
 from .gate import Gate, session_errors
-from .reporting.format import format_failure
-from .reporting.outcomes import REASON_PROPERTY, STATUS_PROPERTY, OutcomeLog
+from .reporting.format import failure_line, format_failure, verdict_text
+from .reporting.outcomes import CAUSE_PROPERTY, REASON_PROPERTY, STATUS_PROPERTY, STOP_PROPERTY, OutcomeLog
+from .reporting.safety import protect_env, safe_text, shown_setting
 from .reporting.writers import FORMATS, format_of
+from .settings import check_cassette_dir, check_writable
 from .suite import (
     PlannedCheck,
     SuiteRunner,
@@ -75,17 +77,22 @@ class ConformanceItem(pytest.Item):
             self.user_properties.append((STATUS_PROPERTY, verdict.status))
             self.user_properties.append((REASON_PROPERTY, verdict.baseline_reason))
         if verdict.action == "skip":
-            pytest.skip(verdict.message)
+            pytest.skip(verdict_text(verdict, self.planned.level, self.adapter_name))
         if verdict.action == "xfail":
-            pytest.xfail(verdict.message)
+            pytest.xfail(verdict_text(verdict, self.planned.level, self.adapter_name))
+        stop = self.runner.stop_reason()
+        if stop and not self.session.shouldstop:
+            self.session.shouldstop = stop
+            self.user_properties.append((STOP_PROPERTY, stop))
         if verdict.action == "fail" and verdict.failure is not None:
+            self.user_properties.append((CAUSE_PROPERTY, safe_text(verdict.failure.message)))
             raise ConformanceFailed(verdict.failure)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ConformanceFailed):
             failure = excinfo.value.failure
             text = format_failure(failure, self.planned.level, self.adapter_name)
-            return FailureRepr(text, CrashLine(str(self.path), 0, f"{failure.clause}: {failure.message}"))
+            return FailureRepr(text, CrashLine(str(self.path), 0, failure_line(failure)))
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -113,8 +120,13 @@ class ConformancePlugin:
         self.config = config
         self.resolved = resolved
         self.options = options
-        cassette_dir = options["helix_cassette_dir"][0]
-        self.cassette_root = Path(cassette_dir) if cassette_dir else None
+        try:
+            profile_for(resolved.spec)
+        except KeyError as exc:
+            raise pytest.UsageError(f"--adapter={resolved.requested}: {exc.args[0]}") from None
+        protect_env(resolved.spec.api_key_env)
+        recording = options["helix_record_mode"][0] != "none"
+        self.cassette_root = check_cassette_dir(options["helix_cassette_dir"][0], recording=recording)
         self.record = self._record_settings(config)
         problem = None if self.record else missing_cassettes_problem(resolved.spec, self.cassette_root)
         if problem:
@@ -140,7 +152,20 @@ class ConformancePlugin:
                 f"{IN_PROCESS_NOTE}: the adapter ran inside pytest's process (--helix-in-process)"
             )
         self.report_paths = report_paths(options["helix_report"][0])
+        check_writable(self._output_paths(config))
         self.deselected = 0
+
+    def _output_paths(self, config: pytest.Config) -> list[tuple[str, Path]]:
+        """What the run writes at its end (reports, badge, baseline), to be checked before it starts."""
+        from .gate import baseline_path
+
+        outputs = [("--helix-report", path) for path in self.report_paths]
+        if self.options["helix_badge"][0]:
+            outputs.append(("--helix-badge", Path(self.options["helix_badge"][0])))
+        if self.gate.write_baseline:
+            where = baseline_path(self.options["helix_baseline"][0], config.invocation_params.dir)
+            outputs.append(("--helix-write-baseline", where))
+        return outputs
 
     def _record_settings(self, config: pytest.Config) -> Any:
         """Recording is checked before anything runs: no key, nowhere to write or xdist is a usage error."""
@@ -185,6 +210,17 @@ class ConformancePlugin:
                     f"recording {outcome.action}: {outcome.scenario}: {outcome.message}"
                 )
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        """Replay runs without the provider keys in the environment (recording, before, needs them)."""
+        from .replay.hidden_keys import hide, restore
+
+        hide((self.resolved.spec.api_key_env,))
+        try:
+            yield
+        finally:
+            restore()
+
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += len(items)
 
@@ -200,7 +236,7 @@ class ConformancePlugin:
             f"  cassettes: {self._cassettes_shown()}",
         ]
         shown = ", ".join(
-            f"{dest.replace('_', '-')}={value!r} ({source})"
+            f"{dest.replace('_', '-')}={shown_setting(value)!r} ({source})"
             for dest, (value, source) in self.options.items()
             if dest != "adapter"
         )
@@ -222,7 +258,7 @@ class ConformancePlugin:
     def pytest_collection(self, session: pytest.Session) -> bool:
         hook = session.config.hook
         hook.pytest_collectstart(collector=session)
-        planned = plan_suite(self.resolved.spec)
+        planned = plan_suite(self.resolved.spec, self.cassette_root)
         self.gate.check_entries_exist(planned, profile_for(self.resolved.spec).name)
         runner = SuiteRunner(self.resolved.spec, self.settings, self.cassette_root)
         runner.expect(planned)
@@ -244,7 +280,9 @@ class ConformancePlugin:
             )
             item.add_marker(pytest.mark.helix_conformance)
             items.append(item)
-        items = self._select_by_arguments(session.config, items)
+        selected = self._select_by_arguments(session.config, items)
+        self.deselected += len(items) - len(selected)  # naming checks by id selects, like -k
+        items = selected
         report = pytest.CollectReport("", "passed", None, list[pytest.Item | pytest.Collector](items))
         hook.pytest_collectreport(report=report)
         session.items = items
@@ -260,10 +298,18 @@ class ConformancePlugin:
         """HARN-05: a gate that checked nothing, or never exercised a declared capability, must not pass."""
         errors = self.log.gate_errors
         errors.extend(
-            session_errors(self.log, self.resolved.spec.capabilities, everything_selected=not self.deselected)
+            session_errors(
+                self.log,
+                self.resolved.spec.capabilities,
+                everything_selected=not self.deselected and not session.shouldstop,
+            )
         )
         if errors and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _stopped(self, config: pytest.Config) -> bool:
+        """Whether the run stopped early on a common root cause (the controller learns it from the log)."""
+        return any(error.startswith("helix-conformance stopped early") for error in self.log.gate_errors)
 
     @staticmethod
     def _select_by_arguments(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item]:
@@ -289,12 +335,17 @@ class ConformancePlugin:
         self.log.add(report)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if config.option.collectonly:
-            return
+        if config.option.collectonly or exitstatus == pytest.ExitCode.USAGE_ERROR:
+            return  # a usage error (a bad -k expression) is reported by pytest; nothing ran to sum up
         from .reporting.summary import render_summary
 
         for line in render_summary(
-            self.log, strict=self.strict, adapter=self.resolved.spec.name, deselected=bool(self.deselected)
+            self.log,
+            strict=self.strict,
+            adapter=self.resolved.spec.name,
+            deselected=bool(self.deselected),
+            requested=self.resolved.requested,
+            stopped=bool(self._stopped(terminalreporter.config)),
         ):
             in_process = line.startswith("VERDICT") and self.options["helix_in_process"][0]
             terminalreporter.write_line(f"{line} ({IN_PROCESS_NOTE})" if in_process else line)
@@ -303,8 +354,10 @@ class ConformancePlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if hasattr(session.config, "workerinput"):
             return  # xdist worker: the controller reports
-        if session.config.option.collectonly:
-            return  # listing the suite is not a gate
+        if session.config.option.collectonly or exitstatus == pytest.ExitCode.USAGE_ERROR:
+            return  # listing the suite is not a gate; a usage error stops before it
+        if self._stopped(session.config):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a failed gate, not an interruption
         self._judge_harn_05(session, exitstatus)
         if self.gate.write_baseline:
             self._write_baseline(session)

@@ -6,9 +6,12 @@ Kept free of heavy imports: the plugin reads these in every pytest run.
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,10 +50,17 @@ def _bool(text: str) -> bool:
     raise ValueError(f"expected a boolean (true/false), got {text!r}")
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise ValueError(f"must be positive, got {text!r}")
+MAX_TIMEOUT_S = 3600.0
+"""A scenario's timeout is at most an hour: more is a typo, and the thread join overflows on 1e308."""
+
+
+def _timeout(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected a number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+        raise ValueError(f"must be a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}, got {text!r}")
     return value
 
 
@@ -84,7 +94,7 @@ OPTIONS: tuple[Option, ...] = (
         "helix-timeout",
         "seconds one scenario may take before HARN-03 fails it (default 10)",
         10.0,
-        _positive_float,
+        _timeout,
         metavar="SECONDS",
     ),
     Option(
@@ -220,3 +230,62 @@ def resolve(config: pytest.Config) -> dict[str, tuple[Any, str]]:
             raise pytest.UsageError(f"{spelled}: {exc}") from None
         resolved[option.dest] = (converted, source)
     return resolved
+
+
+def check_cassette_dir(value: str | None, *, recording: bool) -> Path | None:
+    """The --helix-cassette-dir path, refused up front when it cannot be what the user meant: missing (unless
+    recording, which creates it), not a directory, or holding a symbolic link to nothing. Otherwise a missing
+    cassette would silently be served from the bundled ones."""
+    if not value:
+        return None
+    root = Path(value)
+    flag = f"--helix-cassette-dir={value}"
+    if root.is_symlink() and not root.exists():
+        raise pytest.UsageError(f"{flag}: is a symbolic link to nothing ({root.readlink()})")
+    if not root.exists():
+        if recording:
+            return root
+        raise pytest.UsageError(
+            f"{flag}: no such directory; give the directory holding <profile>/<scenario>.yaml (or drop the "
+            "option to replay the bundled cassettes)"
+        )
+    if not root.is_dir():
+        raise pytest.UsageError(f"{flag}: not a directory")
+    try:
+        entries = [*root.iterdir(), *(p for d in root.iterdir() if d.is_dir() for p in d.iterdir())]
+    except OSError as exc:
+        raise pytest.UsageError(f"{flag}: cannot be read ({exc.strerror or exc})") from None
+    for entry in entries:
+        if entry.is_symlink() and not entry.exists():
+            raise pytest.UsageError(
+                f"{flag}: {entry} is a symbolic link to nothing ({entry.readlink()}); fix or remove it"
+            )
+    return root
+
+
+def unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot be written, or None. Missing folders are fine (the writers create them)."""
+    if path.is_dir():
+        return f"{path} is a directory"
+    parent = path.parent
+    while not parent.exists():
+        if parent.is_symlink():
+            return f"{parent} is a symbolic link to nothing"
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        return f"cannot write in {parent} ({exc.strerror or exc})"
+    return None
+
+
+def check_writable(outputs: Iterable[tuple[str, Path]]) -> None:
+    """Reports, badge and baseline are written after the whole run: a path they cannot be written to is a
+    usage error before anything runs, not a traceback at the end. ``outputs`` are (option, path) pairs."""
+    for flag, path in outputs:
+        problem = unwritable(path)
+        if problem:
+            raise pytest.UsageError(f"{flag}={path}: cannot be written: {problem}")

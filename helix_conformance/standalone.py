@@ -13,8 +13,10 @@ from .baseline import Baseline
 from .checks.context import HarnessSettings
 from .contract.spec import AdapterSpec
 from .gate import Gate, session_errors
+from .reporting.format import verdict_text
 from .reporting.json_report import build_report
 from .reporting.outcomes import ItemOutcome, OutcomeLog, Status
+from .reporting.safety import protect_env
 from .suite import SuiteRunner, missing_cassettes_problem, plan_suite
 
 STATUS_OF: dict[str, Status] = {
@@ -41,13 +43,14 @@ def run_suite(
 ) -> dict[str, Any]:
     """Run the suite (or the named clauses/scenarios of it) and return the report (schema of json_report).
     ``requested`` is the --adapter value the reproduction commands repeat (default: the spec's name)."""
+    protect_env(spec.api_key_env)
     if cassette_dir is None:
         problem = missing_cassettes_problem(spec)
         if problem:
             raise ValueError(problem)
     wanted_clauses = set(clauses) if clauses is not None else None
     wanted_scenarios = set(scenarios) if scenarios is not None else None
-    full = plan_suite(spec)
+    full = plan_suite(spec, cassette_dir)
     planned = [
         p
         for p in full
@@ -70,14 +73,21 @@ def run_suite(
                 item.profile,
                 item.level,
                 status,
-                verdict.failure.message if verdict.failure else verdict.message,
+                verdict_text(verdict, item.level, requested or spec.name),
                 time.monotonic() - started,
                 item.scenario.requires | item.check.requires,
                 verdict.baseline_reason,
+                verdict.failure.message if verdict.action == "fail" and verdict.failure else "",
             )
         )
+        stop = runner.stop_reason()
+        if stop:  # the pytest front end stops here too (checks/root.common_cause)
+            log.gate_errors.append(stop)
+            break
     log.gate_errors.extend(
-        session_errors(log, spec.capabilities, everything_selected=len(planned) == len(full))
+        session_errors(
+            log, spec.capabilities, everything_selected=len(planned) == len(full) and not runner.stop_reason()
+        )
     )
     gate.check_entries_exist(full, full[0].profile if full else spec.wire_profile)
     log.gate_errors.extend(gate.unmatched_errors())

@@ -5,12 +5,13 @@ No pytest here: the plugin turns the plan into items, and ``run_conformance`` ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from .checks.context import CheckContext, HarnessSettings, ScenarioSession
 from .checks.registry import Check, CheckFailed, Failure, NotApplicable, load_all_checks
+from .checks.root import RootCause, common_cause, root_cause, stop_message
 from .clauses import get_clause
 from .contract.spec import AdapterSpec
 from .profiles import get_profile
@@ -19,6 +20,7 @@ from .replay.cassette import CassetteError
 from .replay.interactions import CassetteCache
 from .scenarios import SCENARIOS, scenarios_for
 from .scenarios.model import Scenario
+from .scenarios.recorded import RecordedScenario, gap_reason, judged_on
 
 Outcome = Literal["passed", "failed", "skipped"]
 
@@ -67,13 +69,15 @@ def profile_for(spec: AdapterSpec) -> WireProfile:
     return get_profile(spec.wire_profile)
 
 
-def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
-    """Every applicable check, grouped by scenario; unmet capabilities become skips that say why."""
+def plan_suite(spec: AdapterSpec, cassette_root: Path | None = None) -> list[PlannedCheck]:
+    """Every applicable check, grouped by scenario; unmet capabilities become skips that say why. The
+    recorded traffic of the profile (``cassette_root``'s and the bundled) comes after the authored scenarios."""
     profile = profile_for(spec)
     registry = load_all_checks()
     planned = []
     # A profile restriction says which wire a scenario's response exists for; a wire-free profile takes all.
-    for scenario in scenarios_for(profile.name) if profile.replays else SCENARIOS:
+    authored = scenarios_for(profile.name) if profile.replays else SCENARIOS
+    for scenario in (*authored, *recorded_for(spec, profile, cassette_root)):
         if not profile.runs_scenario(scenario):
             continue
         for check in registry.values():
@@ -81,7 +85,9 @@ def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
                 continue
             if scenario.generated and check.clause not in scenario.generated:
                 continue
-            unjudgeable = profile.clause_skip_reason(check.clause)
+            if not judged_on(scenario, check.clause):
+                continue
+            unjudgeable = profile.clause_skip_reason(check.clause) or gap_reason(scenario)
             if unjudgeable:
                 planned.append(PlannedCheck(profile.name, scenario, check, unjudgeable))
                 continue
@@ -98,6 +104,21 @@ def plan_suite(spec: AdapterSpec) -> list[PlannedCheck]:
             )
             planned.append(PlannedCheck(profile.name, scenario, check, reason))
     return planned
+
+
+def recorded_for(
+    spec: AdapterSpec, profile: WireProfile, cassette_root: Path | None
+) -> tuple[RecordedScenario, ...]:
+    """The recorded scenarios of the profile: the bundled corpus, then the user's ``<cassette dir>/recorded``."""
+    if not profile.replays or profile.by_regression:
+        return ()
+    from .replay.recorded import recorded_scenarios
+
+    folders = [bundled_cassettes() / "recorded"]
+    root = cassette_root or spec.cassette_dir
+    if root is not None and Path(root) / "recorded" != folders[0]:
+        folders.append(Path(root) / "recorded")
+    return recorded_scenarios(profile, tuple(folders))
 
 
 def missing_cassettes_problem(spec: AdapterSpec, cassette_root: Path | None = None) -> str | None:
@@ -142,11 +163,19 @@ class SuiteRunner:
     cassette_root: Path | None = None
     _sessions: dict[str, ScenarioSession] = field(default_factory=dict)
     _remaining: dict[str, int] = field(default_factory=dict)
+    _judged: dict[str, set[str]] = field(default_factory=dict)
+    """The clauses each scenario is judged on in this run (a selection may leave out a root cause's owner)."""
     _cassettes: CassetteCache | None = None
+    roots: dict[str, RootCause | None] = field(default_factory=dict)
+    _reported: set[str] = field(default_factory=set)
+    """Scenarios whose root cause has been reported on an item (what the fail-fast rule counts)."""
+    """The root cause of each scenario run so far (None: judged clause by clause)."""
 
     def expect(self, planned: list[PlannedCheck]) -> None:
         for item in planned:
             self._remaining[item.scenario.id] = self._remaining.get(item.scenario.id, 0) + 1
+            if item.skip_reason is None:
+                self._judged.setdefault(item.scenario.id, set()).add(item.clause)
 
     def cassettes(self) -> CassetteCache:
         if self._cassettes is None:
@@ -161,17 +190,37 @@ class SuiteRunner:
         sid = item.scenario.id
         if sid not in self._sessions:
             profile = profile_for(self.spec)
-            scenario, live = judged_form(item.scenario, profile, self.cassettes())
+            cassettes = self.cassettes()
+            scenario: Scenario
+            if isinstance(item.scenario, RecordedScenario):  # served as recorded; its outcome is written
+                from .replay.recorded import ServedRecording
+
+                scenario, live = item.scenario, True
+                cassettes = ServedRecording(item.scenario, profile, self.spec.model)
+            else:
+                scenario, live = judged_form(item.scenario, profile, cassettes)
             self._sessions[sid] = ScenarioSession(
                 scenario,
                 profile,
                 self.spec,
-                self.cassettes(),
+                cassettes,
                 self.settings,
                 scripted=profile.scripted(item.scenario),
                 recorded_live=live,
             )
         return self._sessions[sid]
+
+    def root_cause(self, scenario_id: str, session: ScenarioSession) -> RootCause | None:
+        """The scenario's root cause (checks/root.py), computed once and kept for the fail-fast rule."""
+        if scenario_id not in self.roots:
+            self.roots[scenario_id] = root_cause(session)
+        return self.roots[scenario_id]
+
+    def stop_reason(self) -> str | None:
+        """Why the run should stop now (checks/root.common_cause), or None to go on."""
+        settled = [root for sid, root in self.roots.items() if root is None or sid in self._reported]
+        cause = common_cause(settled)
+        return stop_message(cause, len(self.roots)) if cause else None
 
     def run(self, item: PlannedCheck) -> CheckOutcome:
         if item.skip_reason:
@@ -188,10 +237,22 @@ class SuiteRunner:
         session = self.session(item)
         ctx = CheckContext(item.clause, session)
         try:
-            if item.check.needs_result:
-                problem = _no_result(session)
-                if problem:
-                    return CheckOutcome("failed", _failure(item, problem))
+            root = self.root_cause(item.scenario.id, session)
+            if root is not None and item.clause == root.clause:
+                self._reported.add(item.scenario.id)
+                return CheckOutcome("failed", _root_failure(item, root))
+            if (
+                root is not None
+                and root.clause not in self._judged.get(item.scenario.id, ())
+                and not item.check.when_undeclared  # HARN-05 judges a run without a result itself
+            ):
+                # The owner is not judged here (a -k selection, a generated scenario): the scenario's first
+                # item to run carries the cause instead, once.
+                self._judged.setdefault(item.scenario.id, set()).add(root.clause)
+                self._reported.add(item.scenario.id)
+                return CheckOutcome("failed", _root_failure(item, root))
+            if root is not None and not root.judges(item.clause):
+                return CheckOutcome("skipped", reason=root.skip_reason())
             if item.scenario.generated:
                 from .checks.generated import judge_generated
 
@@ -226,20 +287,18 @@ def judged_form(scenario: Scenario, profile: WireProfile, cassettes: CassetteCac
     return recorded_form(scenario, summaries_of(cassette, profile)), True
 
 
-def _no_result(session: ScenarioSession) -> str | None:
-    run = session.run()
-    if run.setup_error:
-        return f"no result to judge: {run.setup_error}"
-    if run.timed_out:
-        return (
-            f"no result to judge: generate_step did not return within {session.settings.timeout} s (HARN-03)"
-        )
-    if run.raised is not None:
-        return (
-            f"no result to judge: generate_step raised {type(run.raised).__name__}: {run.raised} "
-            "(NT-01: failures must be returned as ErrorStepResult)"
-        )
-    return None
+def _root_failure(item: PlannedCheck, root: RootCause) -> Failure:
+    failure = Failure(
+        item.clause,
+        item.scenario.id,
+        item.profile,
+        root.message,
+        hint=get_clause(item.clause).common_mistakes,
+        details=root.details,
+    )
+    if root.actual is None:
+        return failure
+    return replace(failure, expected=root.expected, actual=root.actual)
 
 
 def _failure(item: PlannedCheck, message: str) -> Failure:

@@ -109,7 +109,9 @@ def run_conformance(
 
     The report is the one ``--helix-report=r.json`` writes (``verdict``, ``clauses``, ``results`` with
     ``outcome``, ``message`` and ``reproduce`` per clause x scenario, ``gate_errors``), plus ``passed``: the
-    gate's verdict as a bool. ``baseline`` is a file of known failures, as for ``--helix-baseline``.
+    gate's verdict as a bool. A failure's ``message`` is the whole text pytest prints for it: the message,
+    expected and actual, details, hint and, for a property's example, the ``helix-conformance replay``
+    command. ``baseline`` is a file of known failures, as for ``--helix-baseline``.
     Render it with ``helix_conformance.reporting.writers.renderer("html")(report)``.
     """
     from .standalone import run_suite

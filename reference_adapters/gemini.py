@@ -326,8 +326,9 @@ class _GeminiStream:
             await self._emit.thinking("", True)
 
     def _call_buffers(self) -> list[ToolCallBuffer]:
-        """RES-03: the provider's id when it sent one; else an id that is unique in the step and stable: the
-        same response always gives the same ids (derived from responseId and position, never random)."""
+        """RES-03: the provider's id when it sent one; else an id that is unique in the step. Ours is also
+        stable (derived from responseId and position), which makes logs easier to read; random ids are allowed
+        too, as the harness compares minted ids by position across runs (STR-09/10)."""
         seed = (
             self._response_id
             or hashlib.sha256(json.dumps([[c.name, c.arguments] for c in self._calls]).encode()).hexdigest()[

@@ -194,7 +194,7 @@ class _ChatStream:
         if not isinstance(payload, dict):
             raise HelixError("openai: stream event is not a JSON object", code=PROVIDER_ERROR)
         if payload.get("error") is not None or event.event == "error":  # ERR-03: an error in a 200 stream
-            raise error_for_stream_event(payload, PROVIDER)
+            raise _stream_error(payload)
         choices = payload.get("choices")
         # Chunks with empty `choices` (usage, moderation, Azure's first chunk) may come anywhere: skipped.
         for choice in choices if isinstance(choices, list) else ():
@@ -314,6 +314,19 @@ class _ChatStream:
 
 
 # --- adapter --------------------------------------------------------------------------------------------
+
+
+def _stream_error(payload: dict[str, Any]) -> HelixError:
+    """ERR-03. OpenAI's error chunk names its `type`; OpenRouter's has only a numeric `code`, which its docs
+    define as the HTTP status the error stands for, so it is classified like that status (ERR-01)."""
+    error = payload.get("error")
+    status = error.get("code") if isinstance(error, dict) and not error.get("type") else None
+    if not isinstance(status, int) or isinstance(status, bool) or not 400 <= status <= 599:
+        return error_for_stream_event(payload, PROVIDER)
+    message, _ = describe_error(payload)
+    code, retryable = classify_status(status)
+    cause = ProviderResponseError(message)
+    return HelixError(f"{PROVIDER}: stream error: {message}", code=code, retryable=retryable, cause=cause)
 
 
 class OpenAIChatAdapter:

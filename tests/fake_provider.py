@@ -5,7 +5,8 @@ request with the profile's own decoder, finds the scenario whose input it is, an
 script rendered by the profile, worded a little differently from the authored cassette (as a live model
 would be) so the recorded expectations and the semantic diff have something to show. ``plant`` puts a
 secret-looking string into every answer (the secret scan must refuse it); ``echo_key`` repeats the key the
-request carried (the scrubber must remove it).
+request carried (the scrubber must remove it). ``refuse`` answers every request with that HTTP status and
+the profile's own error body; ``error_event`` streams the scenario's words and then the profile's error event.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from helix_conformance.profiles import get_profile
 from helix_conformance.profiles.base import WireProfile
 from helix_conformance.scenarios import scenarios_for
 from helix_conformance.scenarios.live import why_not_live
-from helix_conformance.scenarios.model import Scenario, Stream, Text
+from helix_conformance.scenarios.model import HttpError, Scenario, Stream, StreamError, Text
 
 LIVE_PREFIX = "Sure! "
 """What the 'live model' says before the authored words."""
@@ -34,6 +35,8 @@ class FakeProvider:
     port: int
     plant: str | None = None
     echo_key: bool = False
+    refuse: int | None = None
+    error_event: bool = False
     wording: str = LIVE_PREFIX
     current: str | None = None
     """The scenario being recorded, when the test knows it (``record_suite(on_start=...)``)."""
@@ -47,6 +50,9 @@ class FakeProvider:
         profile = _profile_of(path)
         if profile is None:
             return 404, "application/json", b'{"error": {"message": "unknown endpoint"}}'
+        if self.refuse is not None:
+            headers_out, error_body = profile.error_response(HttpError(self.refuse))
+            return self.refuse, headers_out.get("content-type", "application/json"), error_body
         url = f"http://127.0.0.1:{self.port}{path}"
         decoded = profile.decode_request(body, url)
         scenario = _scenario_for(profile, decoded, self.current)
@@ -58,7 +64,9 @@ class FakeProvider:
             extra += f"(you sent {_key_of(headers)}) "
         if self.plant:
             extra += f"(planted {self.plant}) "
-        stream = _reworded(scenario, extra)
+        stream: Stream | StreamError = _reworded(scenario, extra)
+        if self.error_event:
+            stream = StreamError(stream.parts, "overloaded")
         return 200, profile.stream_content_type, profile.render_stream(stream, seed="fake-live", model="fake")
 
 

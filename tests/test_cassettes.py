@@ -16,7 +16,12 @@ from helix_conformance.scenarios import scenarios_for
 ROOT = Path(__file__).resolve().parents[1]
 CASSETTES = sorted((ROOT / "cassettes" / "openai-chat").glob("*.yaml"))
 ALL_CASSETTES = sorted((ROOT / "cassettes").glob("*/*.yaml"))
-SDK_OF = {"openai-chat": "openai", "anthropic-messages": "anthropic", "gemini": "google.genai"}
+SDK_OF = {
+    "openai-chat": "openai",
+    "anthropic-messages": "anthropic",
+    "gemini": "google.genai",
+    "openai-responses": "openai",
+}
 SHARED_RECORDING = (
     ROOT.parent / "shared" / "recordings" / "openai" / "test_run_stream_sync_streams_real_model.yaml"
 )

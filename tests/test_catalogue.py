@@ -21,6 +21,7 @@ NOT_FOR_PROFILE = {
     },  # OpenAI's and Gemini's caching; insufficient_quota
     # Gemini sends parsed argument objects only (no partial or invalid JSON to cut off or reject)
     "gemini": {"CACHE-02", "CACHE-03", "ERR-08", "RES-10", "FIN-03"},
+    "openai-responses": {"CACHE-02", "CACHE-04"},  # Anthropic's and Gemini's caching rules
 }
 
 

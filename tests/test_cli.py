@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,25 @@ def test_replay_prints_the_trace_the_result_and_the_clauses(capsys: pytest.Captu
     assert "result: TextStepResult {" in out
     assert "clauses: " in out
     assert " ✗ " not in out
+
+
+@pytest.mark.parametrize(
+    ("adapter", "secret_header"), [("openai", "authorization"), ("anthropic", "x-api-key")]
+)
+def test_replay_shows_each_request_with_headers_and_body_and_each_chunks_bytes(
+    capsys: pytest.CaptureFixture[str], adapter: str, secret_header: str
+) -> None:
+    from helix_conformance.replay.runner import REPLAY_API_KEY
+
+    code, out, _ = _run(capsys, "replay", "--adapter", adapter, "text_basic", "--no-judge")
+    assert code == 0
+    assert f"\n          {secret_header}: <scrubbed>\n" in out  # the recorder's scrub list, not a copy
+    assert REPLAY_API_KEY not in out
+    assert "          content-type: application/json\n" in out
+    assert "        body (" in out
+    assert '"content": "Say hello."' in out or '"text": "Say hello."' in out
+    assert re.search(r"chunk            interaction 0 chunk 0: b'(data|event): ", out)
+    assert re.search(r"chunk \d+ \(last\): b'", out)
 
 
 def test_replay_of_a_broken_adapter_names_the_clause_and_exits_1(

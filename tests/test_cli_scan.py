@@ -71,7 +71,8 @@ def test_a_planted_key_exits_1_naming_file_location_and_kind(
     code, out, _ = _run(capsys, "scan", tmp_path)
     assert code == 1
     assert out.splitlines() == [
-        f"{leaky}: interaction 0 › response.body › event 1 › choices[0].delta.content: openai key (sk-p…(68 chars))",
+        f"{leaky}: interaction 0 › response.body › event 1 › choices[0].delta.content: openai key (sk-p…(68 chars))"
+        " [matches the openai key pattern]",
         "2 cassette(s) scanned, 1 secret(s) found in 1 file(s)",
     ]
     assert KEY[4:] not in out
@@ -90,6 +91,7 @@ def test_json_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
             "location": "interaction 0 › response.body › event 1 › choices[0].delta.content",
             "kind": "openai key",
             "excerpt": "sk-p…(68 chars)",
+            "why": "matches the openai key pattern",
         }
     ]
 
@@ -97,9 +99,9 @@ def test_json_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("interactions: [\n  - {request: \n", "broken.yaml: not valid YAML (while parsing"),
+        ("interactions: [\n  - {request: \n", "broken.yaml: is not valid YAML (while parsing"),
         ("just: a mapping\n", "broken.yaml: not a cassette (no 'interactions' list)"),
-        (b"\xff\xfe\x00binary", "broken.yaml: cannot be read"),
+        (b"\xff\xfe\x00binary", "broken.yaml: is a binary file"),
     ],
 )
 def test_a_file_that_is_not_a_cassette_is_an_error_line_and_exit_1(
@@ -124,7 +126,7 @@ def test_corrupt_yaml_found_in_a_directory_is_an_error_too(
     (tmp_path / "broken.yml").write_text("interactions: [\n", encoding="utf-8")
     code, _, err = _run(capsys, "scan", tmp_path)
     assert code == 1
-    assert f"{tmp_path / 'broken.yml'}: not valid YAML" in err
+    assert f"{tmp_path / 'broken.yml'}: is not valid YAML" in err
 
 
 @pytest.mark.parametrize(

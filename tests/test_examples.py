@@ -21,6 +21,8 @@ GROUP = "helix_conformance.adapters"
 CASES = {  # entry point name -> (project directory, import package)
     "openai-sdk": ("openai-sdk-adapter", "helix_openai_sdk_adapter"),
     "anthropic-sdk": ("anthropic-sdk-adapter", "helix_anthropic_sdk_adapter"),
+    "gemini-sdk": ("gemini-sdk-adapter", "helix_gemini_sdk_adapter"),
+    "openai-responses-sdk": ("openai-responses-sdk-adapter", "helix_openai_responses_sdk_adapter"),
 }
 
 

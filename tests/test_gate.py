@@ -27,6 +27,10 @@ def _outcomes(report: dict[str, object]) -> dict[str, str]:
     return {r["id"]: r["outcome"] for r in report["results"]}  # type: ignore[attr-defined]
 
 
+def _messages(report: dict[str, object]) -> dict[str, str]:
+    return {r["id"]: r["message"] for r in report["results"]}  # type: ignore[attr-defined]
+
+
 # --- the baseline -----------------------------------------------------------------------------------------
 
 
@@ -220,6 +224,9 @@ def test_xdist_gives_one_merged_report_and_the_serial_verdict(adapters: pytest.P
         two["clauses"],
     )
     assert len(lines_starting(parallel, "VERDICT: FAIL")) == 1  # one summary, from the controller
+    # Each message is the item's own text: no worker line ("[gw0] linux -- Python 3.x /path/python") first.
+    assert _messages(one) == _messages(two)
+    assert any(message.startswith("STOP-01 (MUST, ") for message in _messages(two).values())
 
     accepted = run(adapters, BROKEN, *SELECT, "-p", "xdist", "-n", "2", "--helix-write-baseline")
     assert accepted.ret == pytest.ExitCode.OK, output(accepted)

@@ -171,7 +171,6 @@ def test_streamed_bodies_keep_every_byte(tmp_path: Path, name: str) -> None:
             "not valid gzip",
         ),
         ("x.chunks.txt", '{"choices": []}\nnot json\n', (), "line 2 is not JSON"),
-        ("r.chunks.txt", '{"type": "response.created"}\n', (), "Responses API"),
         ("u.chunks.txt", '{"hello": 1}\n', (), "matches no wire profile"),
         ("e.json", '{"error": {"type": "x"}}', ("--profile", "openai-chat"), "pass --status"),
         ("e2.json", '{"error": {"code": 429}}', (), "pass --profile"),

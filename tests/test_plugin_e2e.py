@@ -18,7 +18,10 @@ import pytest
 from plugin_runs import OPTIONS, assert_no_crash, lines_starting, output, run
 
 GROUP_TITLE = "Helix Agents adapter conformance:"  # the description of the `helix-conformance` option group
-ID_RE = re.compile(r"helix-conformance::test_conformance\[openai-chat::[a-z0-9_]+::[A-Z]+-\d\d\]")
+ID_RE = re.compile(
+    r"helix-conformance::test_conformance\[openai-chat::([a-z0-9_]+|recorded/[\w.\-\[\]/]+)::[A-Z]+-\d\d\]"
+)
+"""An authored scenario's id, or a recorded one's (``recorded/<dir>/<name>``, ``[i]`` for interaction i)."""
 
 
 # --- 1, 2: the plugin in projects -------------------------------------------------------------------------
@@ -319,7 +322,10 @@ def test_broken_adapter_fails_with_an_actionable_message(adapters: pytest.Pytest
 def test_the_reproduce_command_reproduces_the_failure(adapters: pytest.Pytester) -> None:
     first = run(adapters, "--adapter=my_adapter:wrong_stop", "-k", "stop_max_tokens and STOP-01")
     assert first.ret == pytest.ExitCode.TESTS_FAILED
-    reproduce = [line.split("reproduce:", 1)[1] for line in first.outlines if "reproduce: pytest" in line]
+    # The failure's own line (the summary's list of causes repeats it, further indented).
+    reproduce = [
+        line.split("reproduce:", 1)[1] for line in first.outlines if line.startswith("  reproduce: pytest")
+    ]
     assert len(reproduce) == 1, first.outlines
     command = shlex.split(reproduce[0])
     assert command[0] == "pytest"
@@ -429,8 +435,8 @@ def test_adapter_raising_from_generate_step_fails_nt01_without_crashing(adapters
     result.stdout.fnmatch_lines(
         [
             "NT-01 (MUST, *) failed on scenario text_basic ?openai-chat?",
-            "*generate_step raised instead of returning an ErrorStepResult",
-            "  expected: a StepResult",
+            "*generate_step raised RuntimeError: hostile adapter: boom (failures must be returned as an *",
+            "  expected: a StepResult*",
             "  actual:   RuntimeError: hostile adapter: boom",
         ]
     )

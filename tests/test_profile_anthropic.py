@@ -94,7 +94,7 @@ def test_a_system_prompt_sent_as_a_message_is_not_the_system_slot() -> None:
     assert any("top-level system field" in p for p in decoded.problems)
 
 
-def test_tool_results_split_across_user_turns_break_msg04_and_msg05() -> None:
+def test_tool_results_split_across_user_turns_break_msg04() -> None:
     decoded = _decode(
         messages=[
             {"role": "user", "content": "Weather?"},
@@ -110,10 +110,41 @@ def test_tool_results_split_across_user_turns_break_msg04_and_msg05() -> None:
         ]
     )
     assert [type(m).__name__ for m in decoded.messages][-2:] == ["ToolMessage", "ToolMessage"]
-    assert decoded.violations_of("MSG-05") == [
-        "messages[2] and messages[3] are both user turns; the API needs alternation"
-    ]
+    assert decoded.violations_of("MSG-05") == []  # the API combines consecutive turns (see below)
     assert any("toolu_01B" in v for v in decoded.violations_of("MSG-04"))
+
+
+def test_consecutive_same_role_turns_are_allowed_the_api_combines_them() -> None:
+    """The Messages API reference (``messages``): "Consecutive ``user`` or ``assistant`` turns in your request
+    will be combined into a single turn". Sending them apart is no MSG-05 breach, and calls of consecutive
+    assistant turns are answered by the one user turn after them."""
+    decoded = _decode(
+        messages=[
+            {"role": "user", "content": "Hi."},
+            {"role": "user", "content": [_text("Weather?")]},
+            {"role": "assistant", "content": [_text("Checking.")]},
+            TOOL_TURN,
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "18°C"},
+                    {"type": "tool_result", "tool_use_id": "toolu_01B", "content": "12°C"},
+                ],
+            },
+            {"role": "user", "content": "Thanks."},
+        ]
+    )
+    assert decoded.violations == []
+    assert decoded.problems == []
+    assert [type(m).__name__ for m in decoded.messages] == [
+        "UserMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "AssistantMessage",
+        "ToolMessage",
+        "ToolMessage",
+        "UserMessage",
+    ]
 
 
 def test_a_tool_result_after_text_and_a_stray_result_break_msg04() -> None:

@@ -1,4 +1,5 @@
-"""Real traffic: every live recording of ../shared/recordings, replayed through the matching reference adapter.
+"""Real traffic: every live recording of ../shared/recordings and tests/recordings, replayed through the
+matching reference adapter.
 
 ``cassettes/recorded/expected.yml`` holds the outcome each recording must replay to, written from reading
 it; this test replays them and compares. The per-provider tally is printed by
@@ -15,6 +16,7 @@ from helix_conformance.importing.common import read_sources
 from helix_conformance.importing.recorded import (
     EXPECTED_FILE,
     SHARED_RECORDINGS,
+    SOURCE_DIRS,
     Recording,
     format_tally,
     load_expectations,
@@ -65,23 +67,26 @@ def test_recorded_cassette_keeps_its_provenance(recording: Recording) -> None:
 
 
 def test_every_entry_is_either_replayed_or_excluded_with_a_reason() -> None:
-    assert len(RECORDINGS) == 68
+    assert len(RECORDINGS) == 82  # 68 from ../shared/recordings, 14 from tests/recordings
     for recording in RECORDINGS:
         if recording.excluded:
             assert len(recording.excluded) > 20, recording.key
             assert not recording.interactions, f"{recording.key}: excluded, yet lists interactions"
             assert not (ROOT / recording.cassette).exists(), f"{recording.key}: excluded, yet imported"
         else:
-            assert recording.adapter in {"openai", "anthropic", "gemini"}, recording.key
+            assert recording.profile in {"openai-chat", "anthropic-messages", "gemini", "openai-responses"}, (
+                recording.key
+            )
     cassettes = {p.relative_to(ROOT).as_posix() for p in ROOT.glob("*/*.yaml")}
     assert cassettes == {r.cassette for r in REPLAYED}, "cassettes without an entry in expected.yml"
 
 
 @needs_shared
 def test_every_shared_recording_is_listed_with_its_catalogued_source() -> None:
-    files = {f"{p.parent.name}/{p.name}" for p in SHARED_RECORDINGS.glob("*/*") if p.name != "SOURCES.md"}
+    files = {f"{p.parent.name}/{p.name}" for d in SOURCE_DIRS for p in d.glob("*/*")}
     assert files == {r.key for r in RECORDINGS}
-    catalogue = read_sources(SHARED_RECORDINGS / "SOURCES.md")
+    catalogue = {k: v for d in SOURCE_DIRS for k, v in read_sources(d / "SOURCES.md").items()}
+    assert set(catalogue) == files, "every source file has its SOURCES.md entry"
     for recording in REPLAYED:
         source = load_cassette(ROOT / recording.cassette).provenance["source"]
         entry = catalogue[recording.key]
@@ -94,7 +99,7 @@ def test_every_shared_recording_is_listed_with_its_catalogued_source() -> None:
 
 @needs_shared
 def test_recorded_cassettes_are_what_the_importer_writes() -> None:
-    drift = regenerate(SHARED_RECORDINGS, ROOT, check=True)
+    drift = regenerate(SOURCE_DIRS, ROOT, check=True)
     assert not drift, f"re-import with python -m helix_conformance.importing.recorded --regenerate: {drift}"
 
 

@@ -196,6 +196,41 @@ def test_an_unreachable_provider_fails_the_scenario_without_writing(tmp_path: Pa
     assert not list(tmp_path.rglob("*.yaml"))
 
 
+@pytest.mark.parametrize("profile_name", sorted(ADAPTERS))
+def test_a_provider_answering_401_is_refused_cleanly_naming_the_status(
+    fake: FakeProvider, tmp_path: Path, profile_name: str
+) -> None:
+    """The adapter returns an ErrorStepResult, whose exception pydantic cannot serialise: recording used to
+    crash on it (PydanticSerializationError) instead of saying what the provider answered."""
+    fake.refuse = 401
+    spec = resolve_adapter(ADAPTERS[profile_name]).spec
+    outcome = record_suite(
+        spec, get_profile(profile_name), [get_scenario("text_basic")], _settings(fake, profile_name, tmp_path)
+    )[0]
+    assert outcome.action == "refused"
+    assert outcome.message.startswith("nothing written: the provider answered HTTP 401"), outcome.message
+    assert "Error" not in outcome.message.split(":")[0]
+    assert KEY not in outcome.message
+    assert not list(tmp_path.rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("profile_name", sorted(ADAPTERS))
+def test_a_provider_error_event_is_refused_cleanly(
+    fake: FakeProvider, tmp_path: Path, profile_name: str
+) -> None:
+    fake.error_event = True
+    spec = resolve_adapter(ADAPTERS[profile_name]).spec
+    outcome = record_suite(
+        spec, get_profile(profile_name), [get_scenario("text_basic")], _settings(fake, profile_name, tmp_path)
+    )[0]
+    assert outcome.action == "refused"
+    assert outcome.message.startswith("nothing written: the provider answered an error event ("), (
+        outcome.message
+    )
+    assert "Serialization" not in outcome.message
+    assert not list(tmp_path.rglob("*.yaml"))
+
+
 # --- the way users run it ---------------------------------------------------------------------------
 
 

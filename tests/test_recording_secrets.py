@@ -238,7 +238,11 @@ def test_a_planted_secret_is_found_with_its_kind_and_location(kind: str, place: 
     assert (hit.location, hit.kind) == (location, kind)
     assert hit.excerpt == f"{secret[:4]}…({len(secret)} chars)"
     assert secret[4:12] not in str(hit)
-    assert str(hit) == f"c.yaml: {location}: {kind} ({hit.excerpt})"
+    assert str(hit) == f"c.yaml: {location}: {kind} ({hit.excerpt}) [{hit.why}]"
+    if kind == "high-entropy string":
+        assert hit.why.startswith("random-looking: 40 characters mixing case and digits"), hit.why
+    else:
+        assert hit.why == f"matches the {kind} pattern"
 
 
 def test_the_high_entropy_sample_is_random_by_the_heuristic() -> None:
@@ -356,13 +360,17 @@ def test_provider_blobs_are_allowed_by_field_but_key_patterns_in_them_are_not(
     assert (hit.location, hit.kind) == (location, "anthropic key")
 
 
-def test_the_same_blob_in_an_ordinary_field_is_reported() -> None:
-    item = _interaction(response_body={"string": json.dumps({"type": "text", "data": BLOB, "text": BLOB})})
+def test_a_token_length_random_string_in_an_ordinary_field_is_reported_a_blob_is_not() -> None:
+    token = BLOB[:64]
+    item = _interaction(response_body={"string": json.dumps({"type": "text", "data": token, "text": token})})
     hits = scan_cassette_data(_cassette(item), where="c")
     assert [h.location for h in hits] == [
         "interaction 0 › response.body › data",
         "interaction 0 › response.body › text",
     ]
+    assert all(h.why.startswith("random-looking: ") for h in hits)
+    long = _interaction(response_body={"string": json.dumps({"type": "text", "data": BLOB, "text": BLOB})})
+    assert scan_cassette_data(_cassette(long), where="c") == [], "over MAX_TOKEN_LENGTH: a blob, not a key"
 
 
 def test_provider_ids_are_allowed() -> None:
@@ -408,7 +416,7 @@ def test_scan_file_reads_yaml_and_rejects_what_is_not_a_cassette(tmp_path: Path)
     assert (hit.where, hit.kind) == (str(good), "github token")
     broken = tmp_path / "broken.yaml"
     broken.write_text("interactions: [\n  - {", encoding="utf-8")
-    with pytest.raises(CassetteError, match=r"broken\.yaml: not valid YAML"):
+    with pytest.raises(CassetteError, match=r"broken\.yaml: is not valid YAML"):
         scan_file(broken)
     other = tmp_path / "other.yaml"
     other.write_text("a: 1\n", encoding="utf-8")
@@ -434,3 +442,210 @@ def test_the_bundled_cassettes_are_all_there() -> None:
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: str(p.relative_to(CASSETTES)))
 def test_every_bundled_cassette_scans_clean(path: Path) -> None:
     assert [str(hit) for hit in scan_file(path)] == []
+
+
+# --- keys in hiding: streamed, percent-encoded, base64-encoded, Azure hex, passwords ---------------------
+
+
+def _pieces(text: str, size: int = 6) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+@pytest.mark.parametrize("kind", ["openai key", "anthropic key", "google api key", "high-entropy string"])
+def test_a_key_streamed_in_six_character_deltas_is_found_in_the_joined_text(kind: str) -> None:
+    secret = SAMPLES[kind]
+    chunks = [{"choices": [{"delta": {"content": piece}}]} for piece in ["Here: ", *_pieces(secret), "."]]
+    stream = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    hit = _one(scan_cassette_data(_cassette(_interaction(response_body={"string": stream})), where="c"))
+    last = len(chunks) - 1
+    assert (hit.location, hit.kind) == (
+        f"interaction 0 › response.body › content deltas joined (events 0-{last})",
+        kind,
+    )
+    assert hit.why.endswith("found in the 'content' pieces of the stream joined"), hit.why
+
+
+def test_a_key_streamed_in_tool_call_argument_deltas_is_found() -> None:
+    secret = SAMPLES["anthropic key"]
+    arguments = json.dumps({"token": secret})
+    events = [
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": p}}
+        for p in _pieces(arguments)
+    ]
+    hit = _one(
+        scan_cassette_data(_cassette(_interaction(response_body={"string": _sse(*events)})), where="c")
+    )
+    assert hit.kind == "anthropic key"
+    assert "partial_json deltas joined" in hit.location
+
+
+def test_deltas_of_an_ordinary_stream_joined_are_no_hit() -> None:
+    path = CASSETTES / "openai-chat" / "text_basic.yaml"
+    assert scan_file(path) == []
+
+
+def test_a_key_percent_encoded_character_by_character_is_found_and_scrubbed() -> None:
+    key = SAMPLES["openai key"]
+    encoded = "".join(f"%{ord(c):02X}" for c in key)
+    item = _interaction(request_uri=f"https://api.example.com/v1/chat?trace={encoded}&alt=sse")
+    hit = _one(scan_cassette_data(_cassette(item), where="c"))
+    assert (hit.location, hit.kind) == ("interaction 0 › request.uri", "openai key")
+    assert hit.why == "matches the openai key pattern; percent-encoded"
+    mixed = "".join(f"%{ord(c):02x}" if i % 2 else c for i, c in enumerate(key))
+    item["response"]["body"] = {"string": f"echo {mixed}"}
+    scrubbed = scrub_interaction(item, secrets=[key])
+    assert scrubbed["request"]["uri"] == f"https://api.example.com/v1/chat?trace={URL_PLACEHOLDER}&alt=sse"
+    assert scrubbed["response"]["body"]["string"] == f"echo {URL_PLACEHOLDER}"
+    assert scan_cassette_data(_cassette(scrubbed), where="c") == []
+
+
+@pytest.mark.parametrize("before", [b"", b" ", b"k=", b'{"k": "'])
+def test_a_key_base64_encoded_in_an_id_field_is_found_and_scrubbed(before: bytes) -> None:
+    import base64
+
+    key = SAMPLES["openai key"]
+    blob = base64.b64encode(before + key.encode() + b'"}').decode()
+    body = json.dumps({"id": "chatcmpl-1", "tool_call_id": blob, "resp_id": blob.replace("+", "-")})
+    item = _interaction(response_body={"string": body})
+    hit = _one(scan_cassette_data(_cassette(item), where="c"))
+    assert (hit.location, hit.kind) == ("interaction 0 › response.body › tool_call_id", "openai key")
+    assert hit.why == "matches the openai key pattern; base64-encoded"
+    scrubbed = scrub_interaction(item, secrets=[key])
+    assert scan_cassette_data(_cassette(scrubbed), where="c") == []
+    assert PLACEHOLDER in json.loads(scrubbed["response"]["body"]["string"])["tool_call_id"]
+
+
+AZURE = _rand(32, "0123456789abcdef")
+
+
+@pytest.mark.parametrize(
+    ("place", "location"),
+    [
+        ({"request_headers": {"x-azure-key": [AZURE]}}, "interaction 0 › request.headers.x-azure-key"),
+        ({"response_body": {"string": json.dumps({"key1": AZURE})}}, "interaction 0 › response.body › key1"),
+        (
+            {
+                "response_body": {
+                    "string": json.dumps({"error": {"message": f"Invalid subscription key {AZURE}"}})
+                }
+            },
+            "interaction 0 › response.body › error.message",
+        ),
+    ],
+)
+def test_a_32_hex_azure_key_is_found(place: dict[str, Any], location: str) -> None:
+    hit = _one(scan_cassette_data(_cassette(_interaction(**place)), where="c"))
+    assert (hit.location, hit.kind) == (location, "hex key")
+    assert "Azure OpenAI key" in hit.why
+
+
+def test_hex_in_urls_hashes_boundaries_and_ids_is_no_hex_key() -> None:
+    body = json.dumps(
+        {
+            "id": AZURE,
+            "request_id": AZURE,
+            "text": f"see https://apnews.com/article/{AZURE}?utm=1, sha256 {AZURE}, trace {AZURE}",
+        }
+    )
+    item = _interaction(
+        request_headers={"content-type": [f"multipart/form-data; boundary={AZURE}"], "x-request-id": [AZURE]},
+        response_body={"string": body},
+    )
+    assert scan_cassette_data(_cassette(item), where="c") == []
+
+
+@pytest.mark.parametrize("field", ["password", "passwd", "secret_key", "private_key", "session_token"])
+def test_password_fields_are_found_and_scrubbed(field: str) -> None:
+    item = _interaction(
+        request_body=json.dumps({"user": "bob", field: "hunter2-but-longer"}),
+        response_body={"string": f"user=bob&{field}=hunter2-but-longer"},
+    )
+    hits = scan_cassette_data(_cassette(item), where="c")
+    assert [h.kind for h in hits] == [f"secret field {field!r}", "secret field"]
+    scrubbed = scrub_interaction(item)
+    assert json.loads(scrubbed["request"]["body"])[field] == PLACEHOLDER
+    assert scrubbed["response"]["body"]["string"] == f"user=bob&{field}={URL_PLACEHOLDER}"
+    assert scan_cassette_data(_cassette(scrubbed), where="c") == []
+
+
+RECORDINGS = Path(__file__).resolve().parents[2] / "shared" / "recordings"
+
+
+@pytest.mark.skipif(not RECORDINGS.is_dir(), reason="needs ../shared/recordings")
+def test_third_party_cookies_and_account_headers_are_reported_then_dropped_on_import(tmp_path: Path) -> None:
+    import yaml
+
+    from helix_conformance.importing import import_recording
+
+    source = RECORDINGS / "openai" / "test_complex_agent_run.yaml"
+    kinds = {h.location.rsplit(".", 1)[-1] for h in scan_file(source)}
+    assert {"cookie", "openai-organization", "openai-project"} <= kinds
+    imported = tmp_path / "imported.yaml"
+    imported.write_text(import_recording(source), encoding="utf-8")
+    assert scan_file(imported) == []
+    headers = {
+        name
+        for item in yaml.safe_load(imported.read_text(encoding="utf-8"))["interactions"]
+        for side in ("request", "response")
+        for name in item[side]["headers"]
+    }
+    assert not headers & SCRUBBED_HEADERS
+
+
+# --- what is not a secret: media, compressed and encoded bodies ----------------------------------------------
+
+
+def _media(kind: str) -> bytes:
+    noise = bytes(_rng.randrange(256) for _ in range(600))
+    return {
+        "png": b"\x89PNG\r\n\x1a\n" + noise,
+        "jpeg": b"\xff\xd8\xff\xe0" + noise,
+        "wav": b"RIFF" + noise,
+        "mp3": b"ID3" + noise,
+        "pdf": b"%PDF-1.7" + noise,
+        "gzip": gzip.compress(noise),
+        "mp4": b"\x00\x00\x00\x18ftypmp42" + noise,
+    }[kind]
+
+
+MEDIA = ("png", "jpeg", "wav", "mp3", "pdf", "gzip", "mp4")
+
+
+@pytest.mark.parametrize("kind", MEDIA)
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda b: {"input_audio": {"data": b, "format": "wav"}},
+        lambda b: {"data": [{"b64_json": b}]},
+        lambda b: {"inline_data": {"mime_type": "image/png", "data": b}},
+        lambda b: {"image": {"source": {"bytes": b}}},
+        lambda b: {"output": [{"type": "image_generation_call", "result": b}]},
+        lambda b: {"anything": b[:120]},
+    ],
+)
+def test_base64_media_and_compressed_data_are_not_secrets(kind: str, shape: Any) -> None:
+    import base64
+
+    blob = base64.b64encode(_media(kind)).decode()
+    item = _interaction(request_body=json.dumps(shape(blob)))
+    assert scan_cassette_data(_cassette(item), where="c") == []
+
+
+def test_a_random_token_beside_media_is_still_found() -> None:
+    import base64
+
+    blob = base64.b64encode(_media("png")).decode()
+    token = SAMPLES["high-entropy string"]
+    item = _interaction(request_body=json.dumps({"image": blob, "note": f"x {token} y"}))
+    hit = _one(scan_cassette_data(_cassette(item), where="c"))
+    assert (hit.location, hit.kind) == ("interaction 0 › request.body › note", "high-entropy string")
+
+
+def test_a_binary_body_is_searched_for_key_patterns_only() -> None:
+    key = SAMPLES["groq key"]
+    noise = bytes(_rng.randrange(128, 256) for _ in range(400))
+    item = _interaction(response_body={"string": noise + _rand(40).encode() + noise})
+    assert scan_cassette_data(_cassette(item), where="c") == []
+    item = _interaction(response_body={"string": noise + f" {key} ".encode() + noise})
+    hit = _one(scan_cassette_data(_cassette(item), where="c"))
+    assert hit.kind == "groq key"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..contract import (
     ErrorStepResult,
@@ -15,6 +16,9 @@ from ..contract import (
 from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario, Stream, StreamError, Text
 from .registry import Applies
+
+if TYPE_CHECKING:
+    from .context import CheckContext
 
 
 def expects(*types: str) -> Applies:
@@ -76,8 +80,38 @@ def json_equal(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
-def describe_result(result: Any) -> dict[str, Any]:
-    """A comparable summary of a StepResult (STR-09/10 compare these across runs)."""
+class ToolCallIds:
+    """Names the tool-call ids of one run so that runs compare: an id the provider sent stays as sent; an
+    id the adapter minted (the provider sent none, e.g. Gemini) is named by its order of first appearance,
+    so fresh random ids per run compare equal while a duplicated or inconsistent one still differs. An
+    empty id stays empty (RES-03 owns it). One instance per run: the result first, then its callbacks."""
+
+    def __init__(self, provider_ids: Iterable[str]) -> None:
+        self.provider = frozenset(i for i in provider_ids if i)
+        self._minted: dict[str, str] = {}
+
+    def __call__(self, call_id: Any) -> Any:
+        if not isinstance(call_id, str) or not call_id or call_id in self.provider:
+            return call_id
+        return self._minted.setdefault(call_id, f"<minted id #{len(self._minted) + 1}>")
+
+
+def provider_tool_call_ids(ctx: CheckContext) -> frozenset[str]:
+    """The tool-call ids the provider's response carries (none on Gemini; a live recording's own ids)."""
+    return frozenset(c.id for c in ctx.expected_tool_calls() if c.id)
+
+
+def run_ids(ctx: CheckContext) -> ToolCallIds:
+    """A fresh ``ToolCallIds`` for comparing one run of ``ctx``'s scenario with another."""
+    return ToolCallIds(provider_tool_call_ids(ctx))
+
+
+def describe_result(result: Any, ids: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """A comparable summary of a StepResult (STR-09/10, the fault corpus compare these across runs).
+
+    ``ids`` names the tool-call ids (a ``ToolCallIds`` of the run); without it they are kept as returned.
+    """
+    name = ids or (lambda call_id: call_id)
     if isinstance(result, TextStepResult):
         return {
             "type": "text",
@@ -92,7 +126,7 @@ def describe_result(result: Any) -> dict[str, Any]:
             "content": result.content,
             "thinking": _thinking(result.thinking),
             "tool_calls": [
-                (c.id, c.name, json.dumps(c.arguments, sort_keys=True)) for c in result.tool_calls
+                (name(c.id), c.name, json.dumps(c.arguments, sort_keys=True)) for c in result.tool_calls
             ],
             "stop_reason": result.stop_reason,
             "should_stop": result.should_stop,

@@ -14,12 +14,63 @@ from .common import either, error_message, expects, has_recorded_stream, named, 
 from .context import CheckContext
 from .faults import check_corpus, corpus_base, stall_base
 from .properties import falsify
-from .registry import check, fail
+from .registry import REGISTRY, Check, CheckFailed, Failure, NotApplicable, check, fail
+
+ERROR_RESULT_OWNERS = (
+    "ERR-01",
+    "ERR-03",
+    "ERR-04",
+    "ERR-05",
+    "FIN-03",
+    "TOOL-05",
+    "NT-04",
+    "AB-01",
+    "AB-02",
+    "CFG-04",
+)
+"""The clauses that say which error a scenario gives, and so fail when the step returned no ErrorStepResult
+at all. A clause about the fields of an error result (ERR-02, ERR-06, ERR-08, AB-03) leaves that to them."""
 
 
-def _error(ctx: CheckContext) -> HelixError:
+def _owned_elsewhere(ctx: CheckContext) -> None:
+    """Raise NotApplicable when the step returned no ErrorStepResult and another clause planned on this
+    scenario reports that (RES-01 when it is no StepResult at all): this clause judges only error results.
+    With no such clause, return, and the caller fails."""
+    result = ctx.result
+    if not isinstance(result, STEP_RESULT_TYPES):
+        owners = ["RES-01"]
+    else:
+        owners = [
+            clause
+            for clause in ERROR_RESULT_OWNERS
+            if clause != ctx.clause and clause in REGISTRY and _planned(REGISTRY[clause], ctx)
+        ]
+    if owners:
+        raise NotApplicable(
+            f"not judged: the step returned {short(result)[:120]}, not an ErrorStepResult, which "
+            f"{' and '.join(owners)} report{'s' if len(owners) == 1 else ''} on this scenario; {ctx.clause} "
+            "judges only what an ErrorStepResult carries"
+        )
+
+
+def _planned(owner: Check, ctx: CheckContext) -> bool:
+    """Whether ``owner`` is judged on this scenario for this adapter (applies, capabilities, profile)."""
+    profile = ctx.profile
+    return (
+        owner.applies(ctx.scenario, profile)
+        and owner.requires <= ctx.spec.capabilities
+        and profile.runs_clause(owner.clause)
+        and profile.clause_skip_reason(owner.clause) is None
+    )
+
+
+def _error(ctx: CheckContext, *, owner: bool = True) -> HelixError:
+    """The returned HelixError; ``owner=False`` for a clause that judges only what an error result carries
+    (see ``_owned_elsewhere``)."""
     result = ctx.result
     if not isinstance(result, ErrorStepResult):
+        if not owner:
+            _owned_elsewhere(ctx)
         fail(
             ctx,
             "expected an ErrorStepResult",
@@ -61,7 +112,7 @@ def http_status_maps_to_code(ctx: CheckContext) -> None:
 
 @check("ERR-02", applies=tagged("http_error"))
 def helix_error_fields(ctx: CheckContext) -> None:
-    error = _error(ctx)
+    error = _error(ctx, owner=False)
     expect = ctx.scenario.expect
     got = {"category": error.category, "status_code": error.status_code, "has cause": error.cause is not None}
     want = {"category": "provider", "status_code": expect.status_code, "has cause": True}
@@ -125,7 +176,20 @@ def transport_failures_and_foreign_bodies_classified(ctx: CheckContext) -> None:
 def error_result_stops(ctx: CheckContext) -> None:
     result = ctx.result
     if not isinstance(result, ErrorStepResult):
-        fail(ctx, "expected an ErrorStepResult", actual=short(result))
+        _owned_elsewhere(ctx)
+        raise CheckFailed(
+            Failure(
+                ctx.clause,
+                ctx.scenario.id,
+                ctx.profile.name,
+                "the step must end with an ErrorStepResult (should_stop=True, stop_reason='error') and "
+                "returned another result",
+                expected="error",
+                actual=short(result),
+                hint="Returning a text or partial result where the provider reported a failure: it must "
+                "come back as an ErrorStepResult, which stops the loop.",
+            )
+        )
     if (result.should_stop, result.stop_reason) != (True, "error"):
         fail(
             ctx,
@@ -148,7 +212,7 @@ def api_key_never_in_the_error(ctx: CheckContext) -> None:
 
 @check("ERR-08", applies=named("http_429_insufficient_quota"))
 def insufficient_quota_not_retryable(ctx: CheckContext) -> None:
-    if _error(ctx).retryable is not False:
+    if _error(ctx, owner=False).retryable is not False:
         fail(
             ctx,
             "429 insufficient_quota is a quota problem, not a rate limit: retryable must be False",
@@ -257,9 +321,18 @@ def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
         check_corpus(ctx)
 
 
+CANCEL_AFTER_CHUNKS = 2
+"""NT-03 cancels the task running the step once this many chunks of the response were delivered."""
+
+
 @check("NT-03", applies=named("text_basic", "tool_call_parallel"))
 def cancellation_is_not_swallowed(ctx: CheckContext) -> None:
-    run = ctx.session.run(RunOptions(cancel_after_chunks=2))
+    run = ctx.session.run(RunOptions(cancel_after_chunks=CANCEL_AFTER_CHUNKS))
+    if run.cancel_latency_s is None and not run.timed_out:  # the step was over before the cancel point
+        raise NotApplicable(
+            f"not judged on this run: the step ended before {CANCEL_AFTER_CHUNKS} chunks of the response were "
+            f"delivered ({len(run.trace.of('chunk'))} were), so nothing was cancelled"
+        )
     if run.cancelled is not True:
         outcome = short(run.result) if run.results else repr(run.raised) if run.raised else "still running"
         fail(
@@ -322,7 +395,7 @@ def abort_midstream_returns_promptly(ctx: CheckContext) -> None:
 
 @check("AB-03", applies=tagged("abort"), requires=("abort",))
 def abort_error_is_terminal(ctx: CheckContext) -> None:
-    error = _error(ctx)
+    error = _error(ctx, owner=False)
     if error.code == "request_aborted" and error.retryable is not False:
         fail(ctx, "request_aborted must be retryable=False", expected=False, actual=error.retryable)
     if ctx.scenario.id == "abort_before" and error.code != "request_aborted":

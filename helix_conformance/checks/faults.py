@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Collection
 from typing import Any
 
 from ..contract import ErrorStepResult, HelixError
@@ -19,7 +20,7 @@ from ..replay.faults import FaultVariant, corpus
 from ..replay.runner import ScenarioRun
 from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS
 from ..scenarios.model import AbortPlan, Scenario, Stream
-from .common import describe_result, error_message, short
+from .common import ToolCallIds, describe_result, error_message, provider_tool_call_ids, short
 from .context import CheckContext
 from .registry import NotApplicable, fail
 
@@ -101,13 +102,26 @@ def _wanted(variant: FaultVariant) -> str:
     return wanted + (", or the unfaulted run's result" if expect.may_complete else "")
 
 
-def judge(variant: FaultVariant, run: ScenarioRun, unfaulted: Any, timeout: float) -> str | None:
-    """What is wrong with the run of ``variant`` under its clause, or None when the contract allows it."""
+def judge(
+    variant: FaultVariant,
+    run: ScenarioRun,
+    unfaulted: Any,
+    timeout: float,
+    provider_ids: Collection[str] | None = None,
+) -> str | None:
+    """What is wrong with the run of ``variant`` under its clause, or None when the contract allows it.
+    ``provider_ids``: the tool-call ids the provider sent; the others were minted by the adapter and need
+    not repeat across runs (None: every id must)."""
     problem = _unusable(run, timeout)
     if problem:
         return problem
     result, expect = run.result, variant.expect
-    same = describe_result(result) == describe_result(unfaulted)
+    if provider_ids is None:
+        same = describe_result(result) == describe_result(unfaulted)
+    else:
+        same = describe_result(result, ToolCallIds(provider_ids)) == describe_result(
+            unfaulted, ToolCallIds(provider_ids)
+        )
     if expect.same_as_unfaulted:
         return None if same else "the result differs from the unfaulted run's"
     if expect.may_complete and same:
@@ -142,7 +156,8 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
         elif clause == "NT-02":
             problem = _unusable(run, timeout) if run.raised is None else None
         else:
-            problem = judge(variant, run, None if clause == "NT-04" else ctx.result, timeout)
+            unfaulted = None if clause == "NT-04" else ctx.result
+            problem = judge(variant, run, unfaulted, timeout, provider_tool_call_ids(ctx))
         if problem is not None:
             _fail(ctx, variant, run, problem)
 

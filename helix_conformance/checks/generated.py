@@ -212,7 +212,7 @@ def _explore(ctx: CheckContext, clauses: tuple[str, ...]) -> dict[str, str]:
                 check.func(CheckContext(check.clause, _session_of(base, variant)))
             except CheckFailed as exc:
                 failure = exc.failure
-                shown = f"; got {failure.actual!r:.300}" if failure.has_expected() else ""
+                shown = f"; got {failure.actual!r:.300}" if failure.has_actual() else ""
                 found[check.clause] = f"{failure.message}{shown}\ninput: {_as_python(variant)}"
             except NotApplicable:
                 continue

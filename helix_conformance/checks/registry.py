@@ -34,7 +34,11 @@ class Failure:
     def has_expected(self) -> bool:
         return self.expected is not _MISSING
 
+    def has_actual(self) -> bool:
+        return self.actual is not _MISSING
+
     def as_dict(self) -> dict[str, Any]:
+        """Plain data; ``expected`` and ``actual`` each only when the check gave it (either may come alone)."""
         data: dict[str, Any] = {
             "clause": self.clause,
             "scenario": self.scenario,
@@ -44,6 +48,7 @@ class Failure:
         }
         if self.has_expected():
             data["expected"] = repr(self.expected)
+        if self.has_actual():
             data["actual"] = repr(self.actual)
         if self.details:
             data["details"] = self.details

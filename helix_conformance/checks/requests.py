@@ -274,16 +274,23 @@ def headers_and_provider_options_sent(ctx: CheckContext) -> None:
             fail(
                 ctx, f"config.headers[{key!r}] was not sent", expected=value, actual=headers.get(key.lower())
             )
-    options = (ctx.scenario.config.get("provider_options") or {}).get(ctx.profile.provider_key, {})
+    keys = ctx.profile.provider_keys or (ctx.profile.provider_key,)
+    given = ctx.scenario.config.get("provider_options") or {}
     extra = _first_request(ctx).extra
-    for key, value in options.items():
-        if extra.get(key) != value:
-            fail(
-                ctx,
-                f"provider_options[{ctx.profile.provider_key!r}][{key!r}] was not merged into the request",
-                expected=value,
-                actual=extra.get(key),
-            )
+    unmerged = {
+        key: {name: value for name, value in given[key].items() if extra.get(name) != value}
+        for key in keys
+        if key in given
+    }
+    if unmerged and all(unmerged.values()):  # the options of one of the keys this profile reads suffice
+        key = next(iter(unmerged))
+        fail(
+            ctx,
+            f"provider_options[{key!r}] was not merged into the request (this profile's adapters may read "
+            f"it under any of {list(keys)})",
+            expected=given[key],
+            actual={name: extra.get(name) for name in given[key]},
+        )
 
 
 @check(
@@ -302,7 +309,7 @@ def no_cache_markers_by_default(ctx: CheckContext) -> None:
 
 @check(
     "CACHE-03",
-    applies=lambda s, p: named("caching_auto")(s, p) and on_profiles("openai-chat")(s, p),
+    applies=lambda s, p: named("caching_auto")(s, p) and on_profiles("openai-chat", "openai-responses")(s, p),
     requires=("caching",),
 )
 def prompt_cache_key_derived_from_the_session(ctx: CheckContext) -> None:

@@ -15,12 +15,14 @@ from ..replay.runner import RunOptions, ScenarioRun
 from ..replay.trace import TraceEvent
 from ..scenarios.model import Text, Thinking, ToolCall
 from .common import (
+    ToolCallIds,
     describe_result,
     either,
     expects,
     has_part,
     has_recorded_stream,
     not_,
+    run_ids,
     streamed_parts,
     tagged,
     text_events,
@@ -32,14 +34,25 @@ from .registry import check, fail
 _CONTENT = ("on_text_delta", "on_thinking", "on_tool_call")
 
 
-def _callback_sequence(run: ScenarioRun) -> list[tuple[str, tuple[Any, ...]]]:
-    return [(e.name, tuple(_plain(a) for a in e.args)) for e in run.trace.callbacks()]
+def _callback_sequence(run: ScenarioRun, ids: ToolCallIds) -> list[tuple[str, tuple[Any, ...]]]:
+    """The callbacks of a run, comparable with another run's: tool-call ids named by ``ids`` (the same
+    instance that named the run's result, so on_tool_call's id still has to be the result's)."""
+    return [(e.name, tuple(_plain(a, ids) for a in e.args)) for e in run.trace.callbacks()]
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, ids: ToolCallIds) -> Any:
     if hasattr(value, "model_dump"):
-        return repr(value.model_dump(mode="json"))
+        data = value.model_dump(mode="json")
+        if isinstance(data, dict) and "id" in data and "arguments" in data:  # a tool call (on_tool_call)
+            data["id"] = ids(data["id"])
+        return repr(data)
     return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
+def comparable_run(ctx: CheckContext, run: ScenarioRun) -> tuple[dict[str, Any], list[Any]]:
+    """A run's result and callback sequence as STR-10 compares them across runs."""
+    ids = run_ids(ctx)
+    return describe_result(run.result, ids), _callback_sequence(run, ids)
 
 
 def _successful(ctx: CheckContext) -> Any:
@@ -236,7 +249,7 @@ def coroutine_callbacks_are_awaited_in_turn(ctx: CheckContext) -> None:
 # for Anthropic) to judge callbacks that every other scenario judges too.
 @check("STR-09", applies=not_(tagged("abort", "retry")))
 def result_independent_of_callback_style(ctx: CheckContext) -> None:
-    reference = describe_result(ctx.result)
+    reference = describe_result(ctx.result, run_ids(ctx))
     modes: tuple[CallbackMode, ...] = ("sync", "none")
     if ctx.scenario.id in SLOW_CALLBACK_SCENARIOS:
         modes += ("slow",)
@@ -247,7 +260,7 @@ def result_independent_of_callback_style(ctx: CheckContext) -> None:
                 ctx,
                 f"with {mode} callbacks the step {'raised ' + repr(run.raised) if run.raised else 'timed out'}",
             )
-        other = describe_result(run.result)
+        other = describe_result(run.result, run_ids(ctx))
         if other != reference:
             fail(
                 ctx,
@@ -283,12 +296,12 @@ def cuts_argument(cuts: tuple[int, ...]) -> str:
 
 @check("STR-10", applies=lambda s, p: has_recorded_stream(s, p) and not s.abort and "retry" not in s.tags)
 def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
-    reference = (describe_result(ctx.result), _callback_sequence(ctx.main))
+    reference = comparable_run(ctx, ctx.main)
     bodies = [i.body for i in ctx.session.interactions()]
     size = max((len(b) for b in bodies), default=0)
     for label, cuts in explicit_cuts(max(bodies, key=len, default=b"")):
         run = ctx.session.run(RunOptions(plan=SplitPlan(cuts)), keep=False)
-        got = (describe_result(run.result), _callback_sequence(run))
+        got = comparable_run(ctx, run)
         if got != reference:
             fail(
                 ctx,
@@ -301,7 +314,7 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
     def probe(cuts: list[int]) -> str | None:
         plan = SplitPlan(tuple(sorted(set(cuts))))
         run = ctx.session.run(RunOptions(plan=plan), keep=False)
-        got = (describe_result(run.result), _callback_sequence(run))
+        got = comparable_run(ctx, run)
         if got == reference:
             return None
         shrunk.append(plan.cuts)

@@ -1,7 +1,9 @@
 """MSG-08: reasoning the provider needs back (Anthropic signatures and redacted blocks) survives the round trip.
 
 Two halves under one clause: a streamed thinking block's signature and redacted data are kept on the result
-(or the adapter could never send them back), and thinking in the history is sent back with them.
+(or the adapter could never send them back), and thinking in the history is sent back with them. Where the
+signature is a proto ``bytes`` field (Gemini), signatures are compared as the bytes they encode: SDKs re-encode
+them in either base64 alphabet, with or without padding.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any
 
 from ..contract import AssistantMessage
 from ..profiles.base import WireProfile
+from ..profiles.proto_json import bytes_value
 from ..scenarios.model import RedactedThinking, Scenario, Thinking
 from .common import sends_request, streamed_parts
 from .context import CheckContext
@@ -44,12 +47,32 @@ def _proof(thinking: Any, fields: tuple[str, ...]) -> dict[str, Any]:
     return {name: proof[name] for name in fields}
 
 
+def _same_signature(profile: WireProfile, a: Any, b: Any) -> bool:
+    """Equal signatures; a bytes signature compares by the bytes it encodes, undecodable ones as text."""
+    if a == b:
+        return True
+    if not (profile.signatures_are_bytes and isinstance(a, str) and isinstance(b, str)):
+        return False
+    decoded = bytes_value(a)
+    return decoded is not None and decoded == bytes_value(b)
+
+
+def _same_proofs(profile: WireProfile, given: list[dict[str, Any]], sent: list[dict[str, Any]]) -> bool:
+    def rest(proof: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in proof.items() if k != "signature"}
+
+    return len(given) == len(sent) and all(
+        rest(g) == rest(s) and _same_signature(profile, g.get("signature"), s.get("signature"))
+        for g, s in zip(given, sent)
+    )
+
+
 @check("MSG-08", applies=_applies, requires=("thinking",))
 def thinking_round_trips_with_its_signature(ctx: CheckContext) -> None:
     signature, redacted = _streamed_proof(ctx.scenario)
     if ctx.scenario.expect.type != "error" and (signature is not None or redacted):
         got = _proof(getattr(ctx.result, "thinking", None), ("signature", "redacted"))
-        if got["signature"] != signature or got["redacted"] != redacted:
+        if not _same_signature(ctx.profile, got["signature"], signature) or got["redacted"] != redacted:
             fail(
                 ctx,
                 "the result's thinking must keep the provider's signature and redacted blocks, "
@@ -72,7 +95,7 @@ def thinking_round_trips_with_its_signature(ctx: CheckContext) -> None:
     misplaced = requests[0].violations_of("MSG-08")
     if misplaced:
         fail(ctx, "the reasoning's signature is not where the provider looks for it", actual=misplaced)
-    if given != sent:
+    if not _same_proofs(ctx.profile, given, sent):
         fail(
             ctx,
             "thinking in the history must be sent back as the provider's reasoning blocks, signature and "

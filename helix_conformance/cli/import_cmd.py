@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile",
-        choices=("openai-chat", "anthropic-messages", "gemini"),
+        choices=("openai-chat", "anthropic-messages", "gemini", "openai-responses"),
         help="wire profile of Vercel fixtures (default: detected from the payloads)",
     )
     parser.add_argument("--status", type=int, help="HTTP status of a Vercel .json body (it is not stored)")

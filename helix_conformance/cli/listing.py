@@ -54,7 +54,12 @@ def _profiles(args: argparse.Namespace) -> list[str]:
 
     root = bundled_cassettes()
     lines = [f"{'profile':<20} {'scenarios':>9} {'cassettes':>9}  reference adapter"]
-    reference = {"openai-chat": "openai", "anthropic-messages": "anthropic", "gemini": "gemini"}
+    reference = {
+        "openai-chat": "openai",
+        "anthropic-messages": "anthropic",
+        "gemini": "gemini",
+        "openai-responses": "openai-responses",
+    }
     for name in KNOWN_PROFILES:
         cassettes = len(list((root / name).glob("*.yaml")))
         lines.append(f"{name:<20} {len(scenarios_for(name)):>9} {cassettes:>9}  --adapter={reference[name]}")

@@ -1,6 +1,11 @@
 """``helix-conformance replay --adapter NAME SCENARIO`` (or ``--cassette PATH``): run one scenario or one
-cassette through an adapter and print what happened: the request, every chunk and callback in order, the
-result, and which clauses hold. The first debugging tool an adapter author wants."""
+cassette through an adapter and print what happened: each request (headers and body), every chunk (its bytes)
+and callback in order, the result, and which clauses hold. The first debugging tool an adapter author wants.
+
+What the adapter sent is shown as a cassette would keep it: credential and account headers, key parameters
+and token fields scrubbed with the recorder's lists (``recording.scrub``), provider key values redacted and
+control characters escaped (``reporting.safety``).
+"""
 
 from __future__ import annotations
 
@@ -50,11 +55,14 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.scenario is None) == (args.cassette is None):
         raise UsageFailure("give either a scenario id or --cassette PATH (one of them)")
+    from ..reporting.safety import protect_env
+
     try:
         spec = resolve_adapter(args.adapter).spec
         requested = args.adapter
     except AdapterNotFound as exc:
         raise UsageFailure(str(exc)) from None
+    protect_env(spec.api_key_env)
     if args.cassette is not None:
         return _replay_cassette(spec, args.cassette, args.timeout)
     plan = _plan(args)
@@ -91,17 +99,20 @@ def _replay_scenario(
     from ..checks.context import HarnessSettings, ScenarioSession
     from ..replay.cassette import CassetteError
     from ..replay.interactions import CassetteCache
+    from ..replay.recorded import ServedRecording
     from ..replay.runner import RunOptions
     from ..scenarios import get_scenario
-    from ..suite import bundled_cassettes, profile_for
+    from ..scenarios.recorded import RecordedScenario
+    from ..suite import bundled_cassettes, profile_for, recorded_for
 
+    profile = profile_for(spec)
+    recorded = {s.id: s for s in recorded_for(spec, profile, None)}  # recorded/... ids: real traffic
     try:
-        scenario = get_scenario(scenario_id)
+        scenario = recorded[scenario_id] if scenario_id in recorded else get_scenario(scenario_id)
     except KeyError:
         raise UsageFailure(
             f"unknown scenario {scenario_id!r} (list them: helix-conformance list scenarios)"
         ) from None
-    profile = profile_for(spec)
     if profile.replays and not scenario.applies_to_profile(profile.name):
         raise UsageFailure(
             f"scenario {scenario_id!r} does not exist for wire profile {profile.name!r} "
@@ -111,19 +122,22 @@ def _replay_scenario(
         scenario,
         profile,
         spec,
-        CassetteCache(spec.cassette_dir or bundled_cassettes()),
+        ServedRecording(scenario, profile, spec.model)
+        if isinstance(scenario, RecordedScenario)
+        else CassetteCache(spec.cassette_dir or bundled_cassettes()),
         HarnessSettings(timeout=timeout),
         scripted=profile.scripted(scenario),
+        recorded_live=isinstance(scenario, RecordedScenario),  # its outcome is written, ids as sent
     )
-    print(f"scenario {scenario.id} [{profile.name}] through adapter {spec.name!r}: {scenario.description}")
+    _say(f"scenario {scenario.id} [{profile.name}] through adapter {spec.name!r}: {scenario.description}")
     try:
         run = session.run(RunOptions(plan=plan) if plan is not None else None)
     except CassetteError as exc:
         raise UsageFailure(str(exc)) from None
     if plan is not None:
         print(f"delivery: {plan}")
-    print("\ntrace (requests, chunks delivered, callbacks, in order):")
-    print(run.trace.describe())
+    print("\ntrace (requests with headers and body, chunks with the bytes delivered, callbacks, in order):")
+    _say("\n".join(_trace_lines(run, profile.secret_headers)))
     _print_result(run)
     print(f"\nexpected: {_expected(scenario.expect)}")
     if plan is not None:
@@ -135,7 +149,9 @@ def _replay_scenario(
 
 def _compare_with_default(session: Any, run: Any) -> int:
     """Under a plan of a property clause: does the result (and, for cuts, the callback sequence) change?"""
-    from ..checks.common import describe_result
+    from ..checks.common import describe_result, run_ids
+    from ..checks.context import CheckContext
+    from ..checks.streaming import comparable_run
     from ..contract.results import STEP_RESULT_TYPES
     from ..replay.delivery import SplitPlan
 
@@ -146,28 +162,82 @@ def _compare_with_default(session: Any, run: Any) -> int:
         )
         return 0 if valid else 1
     default = session.run()
-    names = [(e.name, e.args) for e in run.trace.callbacks()]
-    same = describe_result(run.result) == describe_result(default.result) and names == [
-        (e.name, e.args) for e in default.trace.callbacks()
-    ]
+    # As STR-10 compares them: ids the adapter minted (the provider sent none) may differ between runs.
+    ctx = CheckContext("STR-10", session)
+    same = comparable_run(ctx, run) == comparable_run(ctx, default)
     print(
         f"\nSTR-10: {'same result and callbacks as the default delivery' if same else 'DIFFERENT from the default delivery (STR-10 fails)'}"
     )
     if not same:
-        print(f"  default result: {describe_result(default.result)!r:.300}")
-        print(f"  this result:    {describe_result(run.result)!r:.300}")
+        _say(f"  default result: {describe_result(default.result, run_ids(ctx))!r:.300}")
+        _say(f"  this result:    {describe_result(run.result, run_ids(ctx))!r:.300}")
     return 0 if same else 1
+
+
+def _say(text: str) -> None:
+    """Print text that holds adapter output: keys redacted, control characters escaped."""
+    from ..reporting.safety import safe_text
+
+    print(safe_text(text))
+
+
+def _trace_lines(run: Any, secret_headers: tuple[str, ...]) -> list[str]:
+    """Every event of the run in order, each request with its headers and body, each chunk with its bytes."""
+    requests = iter(run.trace.requests)
+    lines = []
+    for event in run.trace.events:
+        detail = event.name
+        if event.kind == "chunk":
+            last = " (last)" if event.last else ""
+            detail = f"interaction {event.interaction} chunk {event.chunk_index}{last}"
+            if event.args:
+                detail += f": {event.args[0]!r}"
+        elif event.kind in ("callback", "callback_done") and event.args:
+            detail += "(" + ", ".join(f"{arg!r:.500}" for arg in event.args) + ")"
+        lines.append(f"  #{event.seq:<3} {event.at * 1000:7.1f} ms  {event.kind:<16} {detail}")
+        if event.kind == "request":
+            sent = next(requests, None)
+            if sent is not None:
+                lines += ["        " + line for line in _request_lines(sent, run, secret_headers)]
+    return lines
+
+
+def _request_lines(sent: Any, run: Any, secret_headers: tuple[str, ...]) -> list[str]:
+    """One request as a cassette would keep it: scrubbed with the recorder's header, parameter and field lists."""
+    from ..recording.scrub import scrub_interaction
+    from ..reporting.safety import key_values
+
+    text = sent.body.decode("utf-8", errors="replace")
+    request = {"method": sent.method, "uri": sent.url, "headers": dict(sent.headers), "body": text}
+    secrets = [value for _, value in key_values()]
+    interaction = scrub_interaction({"request": request}, extra_headers=secret_headers, secrets=secrets)
+    scrubbed = interaction["request"]
+    if sent.interaction is None:
+        answer = "no recorded interaction matched (HARN-01)"
+    else:
+        answer = f"interaction {sent.interaction}, HTTP {run.interactions[sent.interaction].status}"
+    lines = [f"{scrubbed['method']} {scrubbed['uri']} via {sent.library}: {answer}", "headers:"]
+    lines += [f"  {name}: {value}" for name, value in scrubbed["headers"].items()]
+    body = scrubbed["body"]
+    try:
+        shown = json.dumps(json.loads(body), ensure_ascii=False, indent=2)
+        lines.append(f"body ({len(sent.body)} bytes; JSON, re-indented):")
+    except ValueError:
+        shown = body
+        lines.append(f"body ({len(sent.body)} bytes):")
+    lines += ["  " + line for line in shown.splitlines()]
+    return lines
 
 
 def _print_result(run: Any) -> None:
     if run.setup_error:
-        print(f"\nresult: none — {run.setup_error}")
+        _say(f"\nresult: none — {run.setup_error}")
     elif run.timed_out:
         print("\nresult: none — generate_step did not return within the timeout (HARN-03)")
     elif run.raised is not None:
-        print(f"\nresult: none — generate_step raised {type(run.raised).__name__}: {run.raised} (NT-01)")
+        _say(f"\nresult: none — generate_step raised {type(run.raised).__name__}: {run.raised} (NT-01)")
     else:
-        print(f"\nresult: {_show(run.result)}")
+        _say(f"\nresult: {_show(run.result)}")
 
 
 def _judge(spec: Any, requested: str, scenario_id: str, timeout: float) -> int:
@@ -185,10 +255,9 @@ def _judge(spec: Any, requested: str, scenario_id: str, timeout: float) -> int:
     rows = [r for r in report["results"] if r["outcome"] != "skipped"]
     bad = [r for r in rows if r["outcome"] not in ("passed", "baselined")]
     print(f"\nclauses: {len(rows) - len(bad)} of {len(rows)} hold on this scenario")
-    for row in bad:
-        first = row["message"].strip().splitlines()[0] if row["message"].strip() else ""
-        print(f"  ✗ {row['clause']} ({row['level']}, {row['outcome']}): {first}")
-        print(f"      {row['reproduce']}")
+    for row in bad:  # the whole failure, as pytest prints it (already made safe by the report)
+        print(f"  ✗ {row['clause']} ({row['level']}, {row['outcome']})")
+        print("\n".join("      " + line for line in row["message"].strip().splitlines()))
     return 1 if any(r["outcome"] == "failed" for r in bad) else 0
 
 
@@ -204,10 +273,10 @@ def _replay_cassette(spec: Any, path: Path, timeout: float) -> int:
     for index, interaction in enumerate(cassette.interactions):
         replayed = replay_interaction(spec, interaction, f"{path.name}#{index}", timeout=timeout)
         print(f"interaction {index}: HTTP {interaction.status} from {path}")
-        print(replayed.trace)
-        print(f"outcome: {json.dumps(replayed.outcome, ensure_ascii=False, default=str)}")
+        _say(replayed.trace)
+        _say(f"outcome: {json.dumps(replayed.outcome, ensure_ascii=False, default=str)}")
         for problem in replayed.problems:
-            print(f"  ✗ {problem}")
+            _say(f"  ✗ {problem}")
         problems += len(replayed.problems)
     return 1 if problems else 0
 

@@ -80,7 +80,13 @@ def run(args: argparse.Namespace) -> int:
             "skipped": [str(path) for path in skipped],
             "clean": not hits and not errors,
             "hits": [
-                {"path": hit.where, "location": hit.location, "kind": hit.kind, "excerpt": hit.excerpt}
+                {
+                    "path": hit.where,
+                    "location": hit.location,
+                    "kind": hit.kind,
+                    "excerpt": hit.excerpt,
+                    "why": hit.why,
+                }
                 for hit in hits
             ],
             "errors": [{"path": str(path), "message": message} for path, message in errors],

@@ -20,8 +20,11 @@ from urllib.parse import urlsplit
 
 from ..recording.scrub import SCRUBBED_HEADERS, scrub_uri
 from ..replay.cassette import dump_cassette
+from ..scenarios.recorded import output_name
 
 IMPORTER = "helix-conformance import"
+
+__all__ = ["IMPORTER", "ImportFailure", "Imported", "Source", "output_name", "read_sources", "render"]
 
 SECRET_HEADERS = SCRUBBED_HEADERS
 """Request/response headers never copied into an imported cassette, whatever the source kept (the recorder's
@@ -64,16 +67,6 @@ class Imported:
     """When it was recorded (ISO date), where the recording says so."""
     model: str | None = None
     """The model, where the format stores no request to read it from (Vercel fixtures)."""
-
-
-def output_name(recording: Path) -> str:
-    """The cassette file name of a recording: ``.yaml``/``.yml``/``.txt`` replaced by ``.yaml``, other
-    suffixes kept (``x.chunks.txt`` and ``x.json`` of the same fixture must not collide)."""
-    name = recording.name
-    for suffix in (".yaml", ".yml", ".txt"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)] + ".yaml"
-    return name + ".yaml"
 
 
 def fail(path: Path, message: str) -> ImportFailure:

@@ -1,8 +1,8 @@
 """The bundled real-traffic set: ``cassettes/recorded`` and its hand-written expected outcomes.
 
-``cassettes/recorded/expected.yml`` lists every recording of ``../shared/recordings`` (by ``<dir>/<file>``):
-either the outcome each replayed interaction must give, written from reading the recording, or why it is
-not replayed. ``python -m helix_conformance.importing.recorded`` replays them all through the reference
+``cassettes/recorded/expected.yml`` lists every recording of ``../shared/recordings`` and of
+``tests/recordings`` (by ``<dir>/<file>``): either the outcome each replayed interaction must give, written
+from reading the recording, or why it is not replayed. ``python -m helix_conformance.importing.recorded`` replays them all through the reference
 adapters and prints the tally per provider; ``--regenerate`` re-imports the cassettes from the recordings.
 """
 
@@ -11,41 +11,30 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from ..replay.cassette import load_cassette
+from ..replay.recorded import load_catalogue
+from ..scenarios.recorded import EXPECTED_FILE, CatalogueError, Recording
 from ..suite import bundled_cassettes
-from . import import_recording
-from .common import output_name, read_sources, source_for
+from . import ImportFailure, import_recording
+from .common import read_sources, source_for
 
-EXPECTED_FILE = "expected.yml"
-"""Not ``.yaml``: the file is no cassette, and cassette globs (``*/*.yaml``) must not pick it up."""
 SHARED_RECORDINGS = Path(__file__).resolve().parents[2].parent / "shared" / "recordings"
+REPO_RECORDINGS = Path(__file__).resolve().parents[2] / "tests" / "recordings"
+"""Recordings added beyond the shared ones (a checkout only: the sources do not ship in the wheel)."""
+SOURCE_DIRS = (SHARED_RECORDINGS, REPO_RECORDINGS)
 
-
-@dataclass(frozen=True)
-class Recording:
-    """One recording of the catalogue: its key (``<dir>/<file>``), provider, adapter and expectations."""
-
-    key: str
-    provider: str
-    adapter: str | None
-    interactions: tuple[dict[str, Any] | None, ...]
-    """Per interaction: the expected outcome, or None where that interaction is not replayed."""
-    excluded: str | None
-    import_options: dict[str, Any]
-    gap: str | None = None
-    """A known way the reference adapter misses the expected outcome (the test is a strict xfail)."""
-
-    @property
-    def cassette(self) -> str:
-        """The cassette path under ``cassettes/recorded``."""
-        directory, name = self.key.split("/", 1)
-        return f"{directory}/{output_name(Path(name))}"
+__all__ = [
+    "EXPECTED_FILE",
+    "REPO_RECORDINGS",
+    "SHARED_RECORDINGS",
+    "SOURCE_DIRS",
+    "Recording",
+    "load_expectations",
+    "replay_recording",
+]
 
 
 def recorded_root() -> Path:
@@ -53,25 +42,12 @@ def recorded_root() -> Path:
 
 
 def load_expectations(path: Path | None = None) -> list[Recording]:
-    path = path or recorded_root() / EXPECTED_FILE
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    adapters: dict[str, str] = data["adapters"]
-    out = []
-    for key, entry in data["recordings"].items():
-        provider = key.split("/", 1)[0]
-        interactions = tuple(None if "excluded" in item else item for item in entry.get("interactions", ()))
-        out.append(
-            Recording(
-                key=key,
-                provider=provider,
-                adapter=adapters.get(provider),
-                interactions=interactions,
-                excluded=entry.get("excluded"),
-                import_options=entry.get("import", {}),
-                gap=entry.get("gap"),
-            )
-        )
-    return out
+    """The recordings of the bundled catalogue (or of ``path``); a CatalogueError for any unusable entry."""
+    recordings = load_catalogue(path or recorded_root() / EXPECTED_FILE)
+    problems = [r.problem for r in recordings if r.problem]
+    if problems:
+        raise CatalogueError("; ".join(problems))
+    return recordings
 
 
 def replay_recording(recording: Recording, root: Path | None = None) -> list[str]:
@@ -80,7 +56,7 @@ def replay_recording(recording: Recording, root: Path | None = None) -> list[str
     from .replay import compare, replay_interaction
 
     if recording.adapter is None:
-        return [f"{recording.key}: no adapter is named for provider {recording.provider!r}"]
+        return [f"{recording.key}: no wire profile is named for provider {recording.provider!r}"]
     spec = resolve_adapter(recording.adapter).spec
     cassette = load_cassette((root or recorded_root()) / recording.cassette)
     problems = []
@@ -114,15 +90,22 @@ def format_tally(rows: list[tuple[str, int, int, int]]) -> str:
     return "\n".join(lines)
 
 
-def regenerate(source_dir: Path, out: Path, *, check: bool = False) -> list[str]:
-    """Import every replayed recording into ``out``; with ``check``, list those that differ instead."""
-    catalogue = read_sources(source_dir / "SOURCES.md")
+def regenerate(source_dirs: Sequence[Path], out: Path, *, check: bool = False) -> list[str]:
+    """Import every replayed recording into ``out`` from the first of ``source_dirs`` holding it (each with
+    its SOURCES.md); with ``check``, list those that differ (or have no source) instead."""
+    catalogues = {d: read_sources(d / "SOURCES.md") for d in source_dirs if (d / "SOURCES.md").is_file()}
     drift = []
     for recording in load_expectations(out / EXPECTED_FILE):
         if recording.excluded:
             continue
-        path = source_dir / recording.key
-        text = import_recording(path, source_for(path, catalogue), **recording.import_options)
+        folder = next((d for d in catalogues if (d / recording.key).is_file()), None)
+        if folder is None:
+            if check:
+                drift.append(f"{recording.key} (no source file in {', '.join(map(str, catalogues))})")
+                continue
+            raise ImportFailure(f"{recording.key}: no source file in {', '.join(map(str, catalogues))}")
+        path = folder / recording.key
+        text = import_recording(path, source_for(path, catalogues[folder]), **recording.import_options)
         target = out / recording.cassette
         if check:
             if not target.exists() or target.read_text(encoding="utf-8") != text:
@@ -138,10 +121,15 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m helix_conformance.importing.recorded", description=__doc__
     )
     parser.add_argument("--regenerate", action="store_true", help="re-import cassettes/recorded first")
-    parser.add_argument("--recordings", type=Path, default=SHARED_RECORDINGS, help="the shared recordings")
+    parser.add_argument(
+        "--recordings",
+        type=Path,
+        action="append",
+        help=f"a folder of source recordings with its SOURCES.md (default: {SHARED_RECORDINGS} and {REPO_RECORDINGS})",
+    )
     args = parser.parse_args(argv)
     if args.regenerate:
-        regenerate(args.recordings, recorded_root())
+        regenerate(args.recordings or SOURCE_DIRS, recorded_root())
     recordings = load_expectations()
     failures = {r.key: replay_recording(r) for r in recordings if not r.excluded}
     for problems in failures.values():

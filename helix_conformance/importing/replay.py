@@ -46,6 +46,7 @@ def outcome_of(result: Any) -> dict[str, Any]:
         error = result.error
         out["error_code"] = getattr(error, "code", type(error).__name__)
         out["status_code"] = getattr(error, "status_code", None)
+        out["retryable"] = getattr(error, "retryable", None)
         return out
     out["stop_reason"] = getattr(result, "stop_reason", None)
     thinking = getattr(result, "thinking", None)
@@ -84,8 +85,8 @@ def compare(outcome: dict[str, Any], expected: dict[str, Any]) -> list[str]:
         return [f"type: expected {expected['type']}, got {outcome['type']} ({detail})"]
     problems: list[str] = []
     if outcome["type"] == "error":
-        for key in ("error_code", "status_code"):
-            if key in expected and outcome[key] != expected[key]:
+        for key in ("error_code", "status_code", "retryable"):  # retryable: where the outcome has it
+            if key in expected and key in outcome and outcome[key] != expected[key]:
                 problems.append(f"{key}: expected {expected[key]!r}, got {outcome[key]!r}")
         return problems
     if "stop_reason" in expected and outcome["stop_reason"] != expected["stop_reason"]:

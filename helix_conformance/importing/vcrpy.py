@@ -11,8 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from .._yaml import YamlRefused, read_yaml_file
 from .common import Imported, decode_body, fail, header_dict, interaction
 
 FORMAT = "vcrpy"
@@ -21,15 +20,11 @@ FORMAT = "vcrpy"
 def load_yaml(path: Path) -> dict[str, Any]:
     """The cassette's top-level mapping, or an ImportFailure naming the file."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise fail(path, f"cannot be read ({exc})") from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        data = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        problem = str(exc).splitlines()[0]
-        raise fail(path, f"is not valid YAML ({problem})") from None
+        data = read_yaml_file(path)
+    except FileNotFoundError:
+        raise fail(path, "no such file") from None
+    except YamlRefused as exc:
+        raise fail(path, str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
         raise fail(path, "has no 'interactions' list: not a vcrpy cassette")
     if not data["interactions"]:

@@ -32,16 +32,18 @@ def detect_profile(payload: Any, path: Path) -> str:
         return "anthropic-messages"
     if {"candidates", "promptFeedback", "usageMetadata"} & set(payload):
         return "gemini"
-    if isinstance(kind, str) and kind.startswith("response."):
-        raise fail(path, "is an OpenAI Responses API stream: no wire profile replays that API")
+    if isinstance(kind, str) and (kind.startswith("response.") or kind == "error"):
+        return "openai-responses"
     raise fail(path, f"stream payload matches no wire profile (keys: {', '.join(sorted(payload)[:6])})")
 
 
 def _model(payload: dict[str, Any]) -> str:
     message = payload.get("message")
+    response = payload.get("response")  # the Responses API: the model is on the response object
     for value in (
         payload.get("model"),
         message.get("model") if isinstance(message, dict) else None,
+        response.get("model") if isinstance(response, dict) else None,
         payload.get("modelVersion"),
     ):
         if isinstance(value, str) and value:
@@ -50,7 +52,7 @@ def _model(payload: dict[str, Any]) -> str:
 
 
 def _frame(profile: str, lines: list[str], payloads: list[dict[str, Any]]) -> tuple[str, str]:
-    if profile == "anthropic-messages":
+    if profile in ("anthropic-messages", "openai-responses"):  # typed events, no [DONE] terminator
         body = "".join(f"event: {p.get('type')}\ndata: {line}\n\n" for line, p in zip(lines, payloads))
         return body, "each line framed as 'event: <type>' + 'data: <line>' + a blank line"
     if profile == "gemini":

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
+
 from .base import DecodedRequest, DecodedTool, WireProfile
 
-KNOWN_PROFILES = ("openai-chat", "anthropic-messages", "gemini")
+KNOWN_PROFILES = ("openai-chat", "anthropic-messages", "gemini", "openai-responses")
 
 
 def get_profile(name: str) -> WireProfile:
@@ -20,12 +22,18 @@ def get_profile(name: str) -> WireProfile:
         from .gemini import PROFILE as GEMINI
 
         return GEMINI
+    if name == "openai-responses":
+        from .openai_responses import PROFILE as RESPONSES
+
+        return RESPONSES
     if name == "custom":
         from .custom import PROFILE as CUSTOM
 
         return CUSTOM
+    close = difflib.get_close_matches(name, (*KNOWN_PROFILES, "custom"), n=1)
     raise KeyError(
-        f"unknown wire profile {name!r}; known: {', '.join(KNOWN_PROFILES)} "
+        f"unknown wire profile {name!r}{f' (did you mean {close[0]!r}?)' if close else ''}; known: "
+        f"{', '.join(KNOWN_PROFILES)} "
         "(an adapter for another protocol uses wire_profile='custom' with its own cassette_dir)"
     )
 

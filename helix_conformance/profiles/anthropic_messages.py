@@ -1,9 +1,11 @@
 """The ``anthropic-messages`` wire profile: Anthropic's Messages API (``POST /v1/messages``, streamed).
 
 The request decoder reads a Messages request back as canonical messages, tools and config, and reports what
-the canonical form cannot show: turns that break the strict user/assistant alternation (MSG-05), tool results
+the canonical form cannot show: a conversation that does not open with a user turn (MSG-05), tool results
 split across turns or placed after text (MSG-04), empty text blocks (MSG-06), where the ``cache_control``
-breakpoints sit (CACHE-02) and fields the API rejects (MSG-09). The response side is in ``anthropic_stream``.
+breakpoints sit (CACHE-02) and fields the API rejects (MSG-09). Consecutive turns of one role are not a breach:
+"Consecutive ``user`` or ``assistant`` turns in your request will be combined into a single turn" (Messages API
+reference, ``messages``), so merging them is the adapter's choice. The response side is in ``anthropic_stream``.
 """
 
 from __future__ import annotations
@@ -172,10 +174,6 @@ def _decode_messages(raw_messages: list[Any], d: _Decoding) -> list[Message]:
             continue
         if previous_role is None and role != "user":
             d.violations.append(("MSG-05", f"{where}: the first turn must be a user turn"))
-        if role == previous_role:
-            d.violations.append(
-                ("MSG-05", f"messages[{i - 1}] and {where} are both {role} turns; the API needs alternation")
-            )
         blocks = d.block_list(raw.get("content"), where)
         if not blocks:
             d.empty_text.append(f"{where}: a turn with no content")
@@ -199,7 +197,8 @@ def _decode_messages(raw_messages: list[Any], d: _Decoding) -> list[Message]:
             pending_tool_ids = []
         else:
             message = _decode_assistant(blocks, where, d)
-            pending_tool_ids = [c.id for c in message.tool_calls or []]
+            # A user turn resets it: consecutive assistant turns are combined, their calls answered together.
+            pending_tool_ids = pending_tool_ids + [c.id for c in message.tool_calls or []]
             messages.append(message)
         previous_role = role
     return messages

@@ -89,6 +89,9 @@ class WireProfile(ABC):
     name: str
     provider_key: str
     """Key of ``LLMConfig.provider_options`` for this provider (CFG-02)."""
+    provider_keys: tuple[str, ...] = ()
+    """Every ``provider_options`` key adapters of this protocol read (CFG-02): the ecosystem's names too, e.g.
+    ``google`` (the Vercel AI SDK's) beside ``gemini``. Empty means ``(provider_key,)``."""
     default_base_url: str
     endpoint_method: str = "POST"
     secret_headers: tuple[str, ...] = ()
@@ -98,6 +101,9 @@ class WireProfile(ABC):
     """Config fields the provider requires, so an adapter sends a default when unset (Anthropic max_tokens)."""
     round_trips_thinking: tuple[str, ...] = ()
     """What of ``ThinkingContent`` the provider needs back in the history (MSG-08): none by default."""
+    signatures_are_bytes: bool = False
+    """True where the thinking signature is a proto ``bytes`` field (Gemini): equal signatures are equal bytes,
+    whichever base64 alphabet and padding carry them (MSG-08)."""
     stream_content_type: str = "text/event-stream"
     replays: bool = True
     """False for the scripted profile: the adapter makes no HTTP requests at all."""

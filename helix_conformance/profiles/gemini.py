@@ -3,8 +3,11 @@
 The decoder reads a ``generateContent`` request back to canonical meaning. Gemini links tool results to calls
 by name (and by id only when the provider issued one), so canonical tool-call ids are not compared: the
 decoder checks the linking itself and reports breaches as MSG-04 violations, like strict ``user``/``model``
-alternation (MSG-05). Tool schemas are Gemini's OpenAPI subset: the decoder translates them back to JSON
-Schema for TOOL-02 and judges the schema as sent for TOOL-03. The response side is in ``gemini_stream``.
+alternation (MSG-05). The body is proto3 JSON, so snake_case field names (LiteLLM, google-genai's
+``parameters_json_schema``) mean what their lowerCamelCase names mean (``proto_json``). Tool schemas are either
+Gemini's OpenAPI subset (``parameters``: translated back to JSON Schema for TOOL-02, judged as sent for TOOL-03)
+or JSON Schema (``parametersJsonSchema``); a declaration with neither takes no arguments. The response side is
+in ``gemini_stream``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from ..contract import (
 from ..scenarios.model import HttpError, Stream, StreamError
 from . import gemini_stream, gemini_summary
 from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
+from .proto_json import bytes_value, camel, camel_keys
 from .summary import ResponseSummary
 
 _CONFIG_FIELDS = {
@@ -41,7 +45,9 @@ _CONFIG_FIELDS = {
     "seed": "seed",
 }
 _INTERPRETED = {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "cachedContent"}
-_TOOL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$")
+_TOOL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$")
+"""FunctionDeclaration.name: "Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain
+underscores, dots, colons and dashes, with a maximum length of 128" (google-genai 3.x)."""
 SCHEMA_KEYWORDS = frozenset(
     {
         "type", "format", "description", "nullable", "enum", "items", "properties", "required", "anyOf",
@@ -52,6 +58,17 @@ SCHEMA_KEYWORDS = frozenset(
 """The OpenAPI subset Gemini accepts in ``parameters`` (TOOL-03)."""
 _NESTED_ONE = ("items",)
 _NESTED_MANY = ("properties",)
+NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+"""What a declaration without ``parameters`` means: "For function with no parameters, this can be left unset"
+(FunctionDeclaration reference); the model then calls it with ``{}`` only."""
+
+
+@dataclass
+class GeminiTool(DecodedTool):
+    """A decoded function declaration, with the field its schema came in (TOOL-03 judges each by its rules)."""
+
+    fields: tuple[str, ...] = ()
+    """``parameters`` (the OpenAPI subset), ``parametersJsonSchema`` (JSON Schema), both, or none."""
 
 
 def schema_problems(schema: Any, where: str = "parameters") -> list[str]:
@@ -135,6 +152,8 @@ def _decode_model(parts: list[dict[str, Any]], where: str, d: _Decoding) -> Assi
     for j, part in enumerate(parts):
         at = f"{where}.parts[{j}]"
         signature = signature or part.get("thoughtSignature")
+        if "thoughtSignature" in part and bytes_value(part["thoughtSignature"]) is None:
+            d.problems.append(f"{at}.thoughtSignature is not base64 (the API reads it as bytes)")
         if "functionCall" in part:
             call = part["functionCall"] if isinstance(part["functionCall"], dict) else {}
             args = call.get("args", {})
@@ -211,10 +230,12 @@ def _decode_user(
 class GeminiProfile(WireProfile):
     name = "gemini"
     provider_key = "gemini"
+    provider_keys = ("gemini", "google")  # `google`: the Vercel AI SDK's key (providerOptions.google)
     default_base_url = "https://generativelanguage.googleapis.com"
     secret_headers = ("x-goog-api-key", "authorization", "cookie")
     supported_config = frozenset(_CONFIG_FIELDS.values())
     round_trips_thinking = ("signature",)
+    signatures_are_bytes = True  # Part.thoughtSignature is `bytes`: google-genai re-encodes it URL-safe
 
     def endpoint_url(self, model: str) -> str:
         return f"{self.default_base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse"
@@ -256,8 +277,7 @@ class GeminiProfile(WireProfile):
                 model, [], None, False, {}, streaming, {}, {}, ["body is not a JSON object"]
             )
         d = _Decoding()
-        if "key" in parse_qs(parsed.query):
-            d.problems.append("the API key is in the URL (?key=): send it as the x-goog-api-key header")
+        sent, data = data, camel_keys(data, d.problems)
         messages: list[Message] = []
         if "systemInstruction" in data:
             for j, part in enumerate(_parts(data["systemInstruction"], "systemInstruction", d)):
@@ -272,6 +292,8 @@ class GeminiProfile(WireProfile):
         for i, turn in enumerate(contents):
             where = f"contents[{i}]"
             role = turn.get("role") if isinstance(turn, dict) else None
+            if isinstance(turn, dict) and not role:
+                role = "user"  # "can be left blank or unset" (Content.role): LiteLLM's functionResponse turns
             if role not in ("user", "model"):
                 d.problems.append(f"{where}: role {role!r} is not user or model")
                 continue
@@ -297,7 +319,7 @@ class GeminiProfile(WireProfile):
             if generation.get(wire) is not None
         }
         cache = {"cachedContent": data["cachedContent"]} if "cachedContent" in data else {}
-        extra = {k: v for k, v in data.items() if k not in _INTERPRETED}
+        extra = {k: v for k, v in sent.items() if camel(k) not in _INTERPRETED}  # as sent, for CFG-02
         return DecodedRequest(
             model=model,
             messages=messages,
@@ -318,18 +340,25 @@ class GeminiProfile(WireProfile):
         if not isinstance(declarations, list):
             d.problems.append(f"tools[{index}] has no functionDeclarations list")
             return []
-        decoded = []
+        decoded: list[DecodedTool] = []
         for fn in declarations:
             if not isinstance(fn, dict):
                 d.problems.append(f"tools[{index}].functionDeclarations has a non-object entry")
                 continue
-            sent = fn.get("parameters", fn.get("parametersJsonSchema"))
+            fields = tuple(f for f in ("parameters", "parametersJsonSchema") if fn.get(f) is not None)
+            if "parameters" in fields:
+                sent, parameters = fn["parameters"], to_json_schema(fn["parameters"])
+            elif fields:
+                sent = parameters = fn["parametersJsonSchema"]
+            else:
+                sent, parameters = None, dict(NO_PARAMETERS)
             decoded.append(
-                DecodedTool(
+                GeminiTool(
                     name=str(fn.get("name", "")),
                     description=fn.get("description"),
-                    parameters=to_json_schema(sent),
+                    parameters=parameters,
                     sent=sent,
+                    fields=fields,
                 )
             )
         return decoded
@@ -337,9 +366,17 @@ class GeminiProfile(WireProfile):
     def tool_problems(self, tool: DecodedTool) -> list[str]:
         problems = []
         if not _TOOL_NAME.match(tool.name):
-            problems.append(f"tool name {tool.name!r} does not match ^[a-zA-Z_][a-zA-Z0-9_.-]{{0,63}}$")
-        if tool.sent is not None:
+            problems.append(f"tool name {tool.name!r} does not match {_TOOL_NAME.pattern}")
+        fields = tool.fields if isinstance(tool, GeminiTool) else ("parameters",)
+        if len(fields) == 2:
+            problems.append(f"{tool.name}: parameters and parametersJsonSchema are mutually exclusive")
+        if tool.sent is None:
+            return problems
+        if fields[:1] == ("parameters",):
             problems += [f"{tool.name}: {p}" for p in schema_problems(tool.sent)]
+        elif not isinstance(tool.sent, dict) or tool.sent.get("type", "object") != "object":
+            # JSON Schema, full keyword set: "The schema must describe an object" is its one hard rule.
+            problems.append(f"{tool.name}: parametersJsonSchema must describe an object")
         return problems
 
     # --- response side (authoring) ------------------------------------------------------------------
@@ -354,7 +391,7 @@ class GeminiProfile(WireProfile):
         return gemini_summary.summarise(status, headers, body)
 
     def carries_finish(self, event: bytes) -> bool:
-        data = sse_event_json(event)
+        data = camel_keys(sse_event_json(event))
         if not isinstance(data, dict):
             return False
         blocked = isinstance(data.get("promptFeedback"), dict) and data["promptFeedback"].get("blockReason")

@@ -6,7 +6,8 @@ A mid-stream error arrives as raw JSON lines between the events. ``STOP`` is too
 has function calls (STOP-01); a blocked prompt (``promptFeedback.blockReason``, no candidates) is
 content_filter, its ``wire_stop`` written ``blockReason:<value>``. Event labels, one per chunk (``+``
 joins what one chunk carries): ``thought``, ``text``, ``functionCall``, ``finish``, ``blocked``, ``usage``
-(only when the chunk carries nothing else: every chunk has usageMetadata), ``error``, ``invalid``.
+(only when the chunk carries nothing else: every chunk has usageMetadata), ``error``, ``invalid``. Chunks are
+proto3 JSON: snake_case field names (``finish_reason``, ``function_call``) read as their lowerCamelCase ones.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from ..contract import StopReason
 from .gemini_stream import FINISH_REASONS
+from .proto_json import camel_keys
 from .summary import (
     Collector,
     ResponseSummary,
@@ -141,6 +143,7 @@ def _event(state: _State, name: str | None, data: str, n: int) -> None:
     if payload is None:
         out.events.append("invalid")
         return
+    payload = camel_keys(payload)
     if payload.get("error") is not None or name == "error":
         out.events.append("error")
         out.error(_error_type(payload) or "error")

@@ -112,7 +112,7 @@ def _text_of(content: Any, problems: list[str], where: str) -> str:
     return ""
 
 
-def _decode_message(raw: Any, index: int, problems: list[str], empty_text: list[str]) -> Message | None:
+def _decode_message(raw: Any, index: int, problems: list[str]) -> Message | None:
     where = f"messages[{index}]"
     if not isinstance(raw, dict):
         problems.append(f"{where} is not an object")
@@ -153,10 +153,11 @@ def _decode_message(raw: Any, index: int, problems: list[str], empty_text: list[
                     arguments=parsed if isinstance(parsed, dict) else {"<not an object>": parsed},
                 )
             )
-        content = raw.get("content")
-        if content == "" and calls:
-            empty_text.append(f"{where}: empty text content beside tool calls (send null or omit it)")
-        return AssistantMessage(content=_text_of(content, problems, where), tool_calls=calls or None)
+        # content "" beside tool_calls is accepted ("Required unless tool_calls ... is specified"; the Vercel
+        # AI SDK sends it): nothing here is an MSG-06 breach.
+        return AssistantMessage(
+            content=_text_of(raw.get("content"), problems, where), tool_calls=calls or None
+        )
     problems.append(f"{where}: unknown role {role!r}")
     return None
 
@@ -188,7 +189,6 @@ class OpenAIChatProfile(WireProfile):
 
     def decode_request(self, body: bytes, url: str = "") -> DecodedRequest:
         problems: list[str] = []
-        empty_text: list[str] = []
         try:
             data = json.loads(body)
         except ValueError as exc:
@@ -201,9 +201,7 @@ class OpenAIChatProfile(WireProfile):
         if not isinstance(raw_messages, list) or not raw_messages:
             problems.append("messages must be a non-empty list")
             raw_messages = []
-        messages = [
-            m for i, raw in enumerate(raw_messages) if (m := _decode_message(raw, i, problems, empty_text))
-        ]
+        messages = [m for i, raw in enumerate(raw_messages) if (m := _decode_message(raw, i, problems))]
         tools = None
         if "tools" in data:
             tools = [self._decode_tool(raw, i, problems) for i, raw in enumerate(data["tools"] or [])]
@@ -226,7 +224,6 @@ class OpenAIChatProfile(WireProfile):
             cache=cache,
             extra=extra,
             problems=problems,
-            empty_text=empty_text,
         )
 
     @staticmethod

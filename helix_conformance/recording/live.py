@@ -89,7 +89,10 @@ def recorded_form(scenario: Scenario, summaries: Sequence[ResponseSummary]) -> S
 def observed_result(result: Any) -> dict[str, Any]:
     """The StepResult the adapter returned while recording, as plain data kept in the provenance: the
     expected result of a ``custom`` profile's replay (regression), and evidence for every other profile."""
-    data = result.model_dump(mode="json") if hasattr(result, "model_dump") else {}
+    try:
+        data = result.model_dump(mode="json") if hasattr(result, "model_dump") else {}
+    except Exception:  # an error result holds an exception, which has no JSON form
+        data = {"type": getattr(result, "type", type(result).__name__), "stop_reason": "error"}
     thinking = data.get("thinking") or {}
     return {
         "type": data.get("type", type(result).__name__),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import json
 import os
 import platform
 import tempfile
@@ -136,6 +137,9 @@ def record_scenario(
     problem = _run_problem(run, capture.exchanges)
     if problem:
         return RecordOutcome(scenario.id, "failed", f"nothing written: {problem}", path)
+    refusal = _error_answer(capture.exchanges, run.result, profile, settings.api_key)
+    if refusal:
+        return RecordOutcome(scenario.id, "refused", f"nothing written: {refusal}", path)
     observed = observed_result(run.result)
     if profile.by_regression:
         summaries = [summary_of_observed(observed)] * len(capture.exchanges)
@@ -193,6 +197,49 @@ def _run_problem(run: Any, exchanges: Sequence[CapturedExchange]) -> str | None:
     if not exchanges:
         return "the adapter made no HTTP request through httpx or httpx2"
     return None
+
+
+def _error_answer(
+    exchanges: Sequence[CapturedExchange], result: Any, profile: WireProfile, key: str
+) -> str | None:
+    """Why the provider's answer is an error and no recording (an HTTP error status, or an error event in
+    the stream, which the adapter returned as an error result), in one line without the key."""
+    for exchange in exchanges:
+        if exchange.status >= 400:
+            said = _error_message(exchange.body, key)
+            return f"the provider answered HTTP {exchange.status}" + (f": {said}" if said else "")
+    if getattr(result, "type", None) != "error":
+        return None
+    error_type = None
+    if not profile.by_regression and exchanges:
+        last = exchanges[-1]
+        error_type = profile.summarise_response(last.status, last.response_headers, last.body).error_type
+    said = _one_line(replace_secrets(str(getattr(result, "error", "")), (key,)))
+    if error_type:
+        return f"the provider answered an error event ({error_type}): {said}"
+    return f"the adapter returned an error result: {said}"
+
+
+def _error_message(body: bytes, key: str) -> str:
+    """The provider's own words from an error body (``error.message`` or ``message``), else its first line."""
+    text = body.decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, list) and data:  # Gemini's non-streaming errors come as a one-element list
+        data = data[0]
+    if isinstance(data, dict):
+        error = data.get("error")
+        message = error.get("message") if isinstance(error, dict) else data.get("message")
+        if isinstance(message, str):
+            text = message
+    return _one_line(replace_secrets(text, (key,)))
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[:limit] + "…"
 
 
 def _interaction(exchange: CapturedExchange) -> dict[str, Any]:

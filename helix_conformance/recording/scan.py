@@ -4,11 +4,17 @@ Every string is read: URI, headers, request and response bodies, the provenance 
 JSON string inside one, like tool-call ``arguments``) and each SSE event's ``data:`` payload are parsed and
 walked, so a hit is named precisely: ``interaction 0 › response.body › event 3 › delta.text``.
 
-Reported: key patterns of the major providers and hosts (``PATTERNS``), ``Bearer`` tokens, JWTs, URL
-credentials; a credential or account header (``scrub.CREDENTIAL_HEADERS``, ``scrub.ACCOUNT_HEADERS``), a
-key-carrying query parameter or a token field holding anything but a placeholder; and random-looking strings
-(``looks_random``: 20+ characters mixing case and digits, Shannon entropy over ``ENTROPY_BITS``, and not
-made of words and numbers, which keeps model names and URL paths out).
+Reported, each hit with the rule that flagged it (``SecretHit.why``): key patterns of the major providers and
+hosts (``PATTERNS``), ``Bearer`` tokens, JWTs, URL credentials; a credential or account header
+(``scrub.CREDENTIAL_HEADERS``, ``scrub.ACCOUNT_HEADERS``), a key-carrying query parameter or a token or
+password field holding anything but a placeholder; 32 lower-case hex characters standing alone (the form of
+an Azure OpenAI key); and random-looking tokens (``looks_random``: 20 to ``MAX_TOKEN_LENGTH`` characters mixing
+case and digits, Shannon entropy over ``ENTROPY_BITS``, and not made of words and numbers, which keeps model
+names and URL paths out; longer runs are blobs, not keys).
+
+A key is also found where it is hidden: spread over a stream's deltas (the text and argument pieces of every
+SSE event are joined and scanned again), percent-encoded (in the URI and anywhere else), or base64-encoded
+(any base64 token that decodes to text is scanned for key patterns, even in an id field).
 
 Allowed on purpose, for the random-string heuristic only (a real key pattern is reported wherever it is):
 
@@ -21,7 +27,10 @@ Allowed on purpose, for the random-string heuristic only (a real key pattern is 
   ``responseId``, ``request-id``, ``x-request-id``...), ``system_fingerprint``, and the response headers
   ``cf-ray``, ``etag``, ``report-to`` / ``nel`` (Cloudflare's signed report URL); in free text (an error
   message quoting a request id) tokens starting with a provider id prefix (``ID_PREFIXES``);
-* inline media: ``data`` beside a ``mimeType`` / ``media_type`` and base64 in ``data:`` URIs.
+* inline media: ``data`` beside a ``mimeType`` / ``media_type`` / ``format``, base64 in ``data:`` URIs,
+  ``b64_json``-style fields, and any base64 whose bytes start with a media or compression magic number
+  (``encodings.MAGIC``: images, audio, PDF, gzip...);
+* bodies that are not text (compressed with something other than gzip): key patterns only.
 
 Lower-case hex (hashes, UUIDs, trace ids) never trips the heuristic, which wants mixed case: hex-format keys
 are caught by their prefixes (``sk-or-v1-``) instead.
@@ -35,14 +44,15 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
-import yaml
-
+from .._yaml import YamlRefused, read_yaml_file
 from ..replay.cassette import CassetteError
+from .encodings import base64_media, base64_text
 from .scrub import ACCOUNT_HEADERS, CREDENTIAL_HEADERS, SECRET_BODY_FIELDS, SECRET_QUERY_KEYS, is_placeholder
 
 SEPARATOR = " › "
@@ -65,7 +75,12 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 """(kind, pattern), most specific first; the first group, where there is one, is the secret."""
 
+MAX_JSON_DEPTH = 64
+"""JSON nested deeper is scanned as plain text (no provider nests anywhere near that)."""
 ENTROPY_MIN_LENGTH = 20
+MAX_TOKEN_LENGTH = 256
+"""Longest run judged by the entropy rule: API keys are far shorter (key patterns are looked for at any
+length); longer random runs are media, ciphertext or padding."""
 ENTROPY_BITS = 4.0
 """Bits per character over which a token is random-looking (a little less for tokens under 26 characters)."""
 MAX_WORDINESS = 0.5
@@ -73,6 +88,7 @@ MAX_WORDINESS = 0.5
 token reads as words and numbers (a model name, a URL path, an identifier) rather than random bytes."""
 ID_PREFIXES = (
     "chatcmpl-", "msg_", "toolu_", "srvtoolu_", "call_", "req_", "resp_", "rs_", "fc_", "gen-", "ws_",
+    "container_", "cntr_", "file_", "file-", "batch_",
 )  # fmt: skip
 OPAQUE_FIELDS = frozenset(
     {
@@ -85,7 +101,19 @@ OPAQUE_FIELDS = frozenset(
     }
 )
 _OPAQUE_DATA_TYPES = frozenset({"redacted_thinking", "reasoning.encrypted"})
-_MEDIA_TYPE_FIELDS = frozenset({"mimeType", "mime_type", "media_type"})
+_MEDIA_TYPE_FIELDS = frozenset({"mimeType", "mime_type", "media_type", "format", "transcript"})
+"""Beside ``data``, these say it is inline media (Gemini and Anthropic media, OpenAI input and output audio)."""
+MEDIA_FIELDS = frozenset({"b64_json", "partial_image_b64", "image_base64", "audio_base64"})
+"""Fields that hold base64 media by name (OpenAI image generation)."""
+STREAM_TEXT_FIELDS = frozenset(
+    {"content", "text", "arguments", "partial_json", "thinking", "reasoning", "reasoning_content", "delta",
+     "refusal", "args"}
+)  # fmt: skip
+"""String fields whose pieces, over a stream's events, concatenate into one text (deltas)."""
+_HEX_KEY = re.compile(r"(?<![\w-])(?:[0-9a-f]{32}|[0-9A-F]{32})(?![\w-])")
+_KEY_WORD_BEFORE = re.compile(r"(?:key|secret|token|password|credential)s?[\"']?\W{0,4}$", re.IGNORECASE)
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>\\]+", re.IGNORECASE)
 _ID_FIELDS = frozenset({"id", "cf-ray", "system_fingerprint", "etag", "report-to", "nel"})
 
 _HEADER_KINDS = dict.fromkeys(CREDENTIAL_HEADERS, "unscrubbed credential header") | dict.fromkeys(
@@ -109,9 +137,11 @@ class SecretHit:
     excerpt: str
     where: str = ""
     """The cassette (a path, or what the caller passed as ``where``)."""
+    why: str = ""
+    """The rule that flagged it, in words: which pattern, field or heuristic, and what was decoded first."""
 
     def __str__(self) -> str:
-        line = f"{self.location}: {self.kind} ({self.excerpt})"
+        line = f"{self.location}: {self.kind} ({self.excerpt})" + (f" [{self.why}]" if self.why else "")
         return f"{self.where}: {line}" if self.where else line
 
 
@@ -125,7 +155,7 @@ class SecretsFound(Exception):
     def __init__(self, where: str, hits: list[SecretHit]) -> None:
         self.where = where
         self.hits = hits
-        lines = "\n".join(f"  {hit.location}: {hit.kind} ({hit.excerpt})" for hit in hits)
+        lines = "\n".join(f"  {str(hit).removeprefix(f'{hit.where}: ')}" for hit in hits)
         super().__init__(f"refusing to write {where}: {len(hits)} secret(s) found\n{lines}")
 
 
@@ -151,11 +181,15 @@ def wordiness(text: str) -> float:
     return in_runs / len(text) if text else 0.0
 
 
+def _core(token: str) -> str:
+    return max(re.split(r"[-_]", token.strip("=")), key=len)
+
+
 def looks_random(token: str) -> bool:
     """The high-entropy heuristic, on the longest ``-``/``_``-separated part of ``token`` (so that
     ``Meta-Llama-3.1-70B-Instruct`` is judged by its words): long, upper and lower case and digits, high
     Shannon entropy, and not made of words and numbers."""
-    core = max(re.split(r"[-_]", token.strip("=")), key=len)
+    core = _core(token)
     return (
         len(core) >= ENTROPY_MIN_LENGTH
         and any(c.isupper() for c in core)
@@ -172,7 +206,7 @@ def _waived(key: str | None, parent: Mapping[str, Any] | None) -> bool:
         return False
     if key in _ID_FIELDS or key.endswith(("_id", "Id", "-id")):
         return True
-    if key in OPAQUE_FIELDS or key.startswith("encrypted"):
+    if key in OPAQUE_FIELDS or key.startswith("encrypted") or key in MEDIA_FIELDS:
         return True
     if key == "data" and parent is not None:
         return parent.get("type") in _OPAQUE_DATA_TYPES or any(f in parent for f in _MEDIA_TYPE_FIELDS)
@@ -185,10 +219,13 @@ class _Scanner:
     def __init__(self, where: str) -> None:
         self.where = where
         self.hits: list[SecretHit] = []
+        self.found: set[str] = set()
+        """Every secret value reported: a second way of finding one (joined, decoded) is not a second hit."""
 
-    def hit(self, loc: tuple[str, ...], kind: str, secret: str) -> None:
+    def hit(self, loc: tuple[str, ...], kind: str, secret: str, why: str) -> None:
         location = SEPARATOR.join(part for part in loc if part)
-        self.hits.append(SecretHit(location, kind, mask(secret), self.where))
+        self.found.add(secret)
+        self.hits.append(SecretHit(location, kind, mask(secret), self.where, why))
 
     def walk(self, value: Any, loc: tuple[str, ...], path: str, key: str | None, waived: bool) -> None:
         if isinstance(value, Mapping):
@@ -207,14 +244,25 @@ class _Scanner:
                         name in SECRET_BODY_FIELDS and isinstance(item, str) and not is_placeholder(item)
                     )
                     if field_leak and len(self.hits) == before:
-                        self.hit((*loc, child), f"secret field {name!r}", item)
+                        self.hit(
+                            (*loc, child),
+                            f"secret field {name!r}",
+                            item,
+                            "a credential field holds a value, not a placeholder",
+                        )
         elif isinstance(value, list):
             for i, item in enumerate(value):
                 self.walk(item, loc, f"{path}[{i}]", key, waived)
-        elif isinstance(value, (str, bytes)):
-            text = _decoded(value) if isinstance(value, bytes) else value
+        elif isinstance(value, bytes):
+            text, binary = _decoded(value)
+            where_path = path.removesuffix(".string") if path.endswith(".body.string") else path
+            if binary:  # not text: key patterns only, random bytes are no secret
+                self.text(text, (*loc, where_path), entropy=False)
+            else:
+                self.string(text, loc, where_path, key, waived)
+        elif isinstance(value, str):
             self.string(
-                text,
+                value,
                 loc,
                 path.removesuffix(".string") if path.endswith(".body.string") else path,
                 key,
@@ -227,20 +275,23 @@ class _Scanner:
             where = (*loc[:-1], _join(loc[-1], name))
             guarded = _HEADER_KINDS.get(name)
             for value in raw_values if isinstance(raw_values, list) else [raw_values]:
-                text = _decoded(value) if isinstance(value, bytes) else str(value)
+                text = _decoded(value)[0] if isinstance(value, bytes) else str(value)
                 before = len(self.hits)
                 self.text(text, where, entropy=guarded is None and not _waived(name, None))
                 if guarded and len(self.hits) == before and not is_placeholder(text):
-                    self.hit(where, guarded, text)
+                    self.hit(where, guarded, text, f"the {name} header must hold a placeholder")
 
     def string(self, text: str, loc: tuple[str, ...], path: str, key: str | None, waived: bool) -> None:
         stripped = text.strip()
         if len(stripped) > 1 and stripped[0] in "{[":
             try:
                 parsed = json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
             else:
+                if _too_deep(parsed):  # read as text: walking it would overflow the stack
+                    self.text(text, (*loc, path), entropy=not waived)
+                    return
                 self.walk(parsed, (*loc, path), "", None, False)
                 return
         if _SSE_LINE.search(text):
@@ -252,6 +303,7 @@ class _Scanner:
 
     def sse(self, body: str, loc: tuple[str, ...]) -> None:
         events = [piece for piece in _SSE_EVENT_END.split(body) if piece.strip()]
+        pieces: dict[str, list[tuple[int, str]]] = {}
         for n, event in enumerate(events):
             where = (*loc, f"event {n}")
             data: list[str] = []
@@ -260,17 +312,33 @@ class _Scanner:
                     data.append(line[6:] if line.startswith("data: ") else line[5:])
                 else:
                     self.text(line, where)
-            self.string("\n".join(data), where, "", None, False)
+            payload = "\n".join(data)
+            self.string(payload, where, "", None, False)
+            for field, piece in _stream_pieces(payload):
+                pieces.setdefault(field, []).append((n, piece))
+        for field, parts in pieces.items():
+            if len(parts) > 1:
+                joined = "".join(piece for _, piece in parts)
+                span = f"events {parts[0][0]}-{parts[-1][0]}"
+                self.text(
+                    joined,
+                    (*loc, f"{field} deltas joined ({span})"),
+                    derived=f"found in the {field!r} pieces of the stream joined",
+                )
 
     def query(self, uri: str, loc: tuple[str, ...]) -> None:
         location = SEPARATOR.join(part for part in loc if part)
         if any(hit.location == location for hit in self.hits):
             return
         for name, _, value in (part.partition("=") for part in uri.partition("?")[2].split("&")):
-            if name.lower() in SECRET_QUERY_KEYS and not is_placeholder(value.partition("#")[0]):
-                self.hit(loc, f"secret query parameter {name!r}", value.partition("#")[0])
+            secret = value.partition("#")[0]
+            if name.lower() in SECRET_QUERY_KEYS and not is_placeholder(secret):
+                why = "a key-carrying query parameter holds a value, not a placeholder"
+                self.hit(loc, f"secret query parameter {name!r}", secret, why)
 
-    def text(self, text: str, loc: tuple[str, ...], *, entropy: bool = True) -> None:
+    def text(self, text: str, loc: tuple[str, ...], *, entropy: bool = True, derived: str = "") -> None:
+        """Every rule over one string. ``derived`` (how the text was obtained: joined, decoded) reports only
+        what was not found already, and says how it was found."""
         spans: list[tuple[int, int]] = []
 
         def claim(start: int, end: int) -> bool:
@@ -279,6 +347,11 @@ class _Scanner:
             spans.append((start, end))
             return True
 
+        def report(kind: str, secret: str, why: str) -> None:
+            if derived and any(known in secret or secret in known for known in self.found):
+                return
+            self.hit(loc, kind, secret, f"{why}; {derived}" if derived else why)
+
         for kind, pattern in PATTERNS:
             for match in pattern.finditer(text):
                 group = 1 if pattern.groups else 0
@@ -286,18 +359,102 @@ class _Scanner:
                 if pattern.groups and (is_placeholder(secret) or not _token_like(secret)):
                     continue
                 if claim(*match.span(group)):
-                    self.hit(loc, kind, secret)
+                    report(kind, secret, f"matches the {kind} pattern")
         for match in _FORM_FIELD.finditer(text):
             if not is_placeholder(match.group(1)) and claim(*match.span(1)):
-                self.hit(loc, "secret field", match.group(1))
-        if not entropy:
-            return
+                report("secret field", match.group(1), "a form field named like a credential holds a value")
+        if entropy:
+            for match in _HEX_KEY.finditer(text):
+                token = match.group()
+                if _hex_key_like(token, text, match.start()) and claim(*match.span()):
+                    why = "32 hex characters as a whole value or after 'key': the form of an Azure OpenAI key"
+                    report("hex key", token, why)
         for match in _TOKEN.finditer(text):
             token = match.group()
-            if text[max(0, match.start() - 7) : match.start()] == "base64," or token.startswith(ID_PREFIXES):
+            if text[max(0, match.start() - 7) : match.start()] == "base64," or base64_media(token):
+                continue  # inline media
+            decoded = base64_text(token)
+            if decoded is not None:  # encoded text, not key material: what it says is scanned instead
+                if not derived:
+                    before = len(self.hits)
+                    self.text(decoded, loc, entropy=False, derived="base64-encoded")
+                    if len(self.hits) > before:
+                        claim(*match.span())
+                continue
+            if not entropy or token.startswith(ID_PREFIXES) or len(token) > MAX_TOKEN_LENGTH:
+                continue
+            if _in_url_path_or_id(text, match.start()):
                 continue
             if looks_random(token) and claim(*match.span()):
-                self.hit(loc, "high-entropy string", token)
+                core = _core(token)
+                report(
+                    "high-entropy string",
+                    token,
+                    f"random-looking: {len(core)} characters mixing case and digits, "
+                    f"{shannon_entropy(core):.1f} bits each",
+                )
+        if _PERCENT.search(text) and not derived:
+            plain = unquote(unquote(text))
+            if plain != text:
+                self.text(plain, loc, entropy=False, derived="percent-encoded")
+
+
+def _in_url_path_or_id(text: str, start: int) -> bool:
+    """Whether the token at ``start`` sits in a URL's path (an article slug, a CDN file name, a redirect id)
+    or in the value of an id-named query parameter (``upload_id=``): addresses, not credentials. Keys in a
+    URL travel as query parameters or before an ``@``, which are judged."""
+    for url in _URL.finditer(text):
+        if url.start() <= start < url.end():
+            query = url.group().find("?")
+            if query < 0 or start < url.start() + query:
+                return True
+            name = text[url.start() + query : start].rsplit("&", 1)[-1].lstrip("?").partition("=")[0]
+            return name == "id" or name.endswith(("_id", "Id", "-id"))
+    return False
+
+
+def _stream_pieces(payload: str) -> Iterator[tuple[str, str]]:
+    """(field, string) of every text-like field in one SSE event's JSON payload, in document order."""
+    try:
+        parsed = json.loads(payload)
+    except (ValueError, RecursionError):
+        return
+    if _too_deep(parsed):
+        return
+    stack: list[tuple[str | None, Any]] = [(None, parsed)]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, str):
+            if key in STREAM_TEXT_FIELDS:
+                yield key, value
+        elif isinstance(value, dict):
+            stack.extend(reversed([(str(k), v) for k, v in value.items()]))
+        elif isinstance(value, list):
+            stack.extend(reversed([(key, v) for v in value]))
+
+
+def _hex_key_like(token: str, text: str, start: int) -> bool:
+    """A 32-hex token at ``start`` of ``text`` reads as a key, not a hash, id or URL part: digits and letters
+    mixed, and either the whole value (a header, a field) or right after a word like ``key``."""
+    if not (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)):
+        return False
+    if text.strip() == token:
+        return True
+    return _KEY_WORD_BEFORE.search(text[max(0, start - 24) : start]) is not None
+
+
+def _too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` deep (iterative: it may be very deep)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def _token_like(secret: str) -> bool:
@@ -312,12 +469,16 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{name}" if name == key else f"{path}[{name}]"
 
 
-def _decoded(raw: bytes) -> str:
-    """Bytes as text; raw vcrpy keeps gzip-compressed bodies as ``!!binary``."""
+def _decoded(raw: bytes) -> tuple[str, bool]:
+    """Bytes as text, and whether they are binary (not UTF-8); raw vcrpy keeps gzip-compressed bodies as
+    ``!!binary``, other encodings (brotli, zstd) stay binary."""
     if raw[:2] == b"\x1f\x8b":
         with contextlib.suppress(OSError, EOFError):
             raw = gzip.decompress(raw)
-    return raw.decode("utf-8", errors="replace")
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("latin-1"), True
 
 
 def scan_cassette_data(data: Mapping[str, Any], *, where: str) -> list[SecretHit]:
@@ -344,13 +505,11 @@ def ensure_no_secrets(data: Mapping[str, Any], *, where: str) -> None:
 def scan_file(path: Path) -> list[SecretHit]:
     """Scan one cassette file; a file that is unreadable, not YAML or not a cassette is a CassetteError."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteError(f"{path}: cannot be read ({exc})") from None
-    try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        raise CassetteError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
+        data = read_yaml_file(Path(path))
+    except FileNotFoundError:
+        raise CassetteError(f"{path}: no such file") from None
+    except YamlRefused as exc:
+        raise CassetteError(f"{path}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
         raise NotACassette(f"{path}: not a cassette (no 'interactions' list)")
     return scan_cassette_data(data, where=str(path))

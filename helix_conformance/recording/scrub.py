@@ -13,18 +13,19 @@ field itself so the cassette still shows that it was sent:
   (``client_secret=...``): none of the three LLM APIs puts a key in a body, but Vertex credentials make the
   Google client record its OAuth token exchange (``oauth2.googleapis.com/token``), whose request and response
   carry refresh and access tokens;
-* every literal occurrence of each of ``secrets`` (the key values in use, given by the recorder), also
-  percent-encoded, anywhere: URI, header values, request and response bodies. This is what catches a key a
-  provider echoes back in an error message.
+* every occurrence of each of ``secrets`` (the key values in use, given by the recorder) anywhere (URI,
+  header values, request and response bodies): literal, percent-encoded (any of its characters, up to all of
+  them) and base64-encoded (standard or URL-safe, at any alignment inside a longer base64 run). This is what
+  catches a key a provider echoes back in an error message, or an adapter smuggles into an id.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import re
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import quote
 
 PLACEHOLDER = "<scrubbed>"
 URL_PLACEHOLDER = "scrubbed"
@@ -37,19 +38,38 @@ CREDENTIAL_HEADERS = frozenset(
         "x-api-key",
         "x-goog-api-key",
         "api-key",
+        "ocp-apim-subscription-key",
         "cookie",
         "set-cookie",
     }
 )
 """Headers whose value is a credential: a cassette holding any other value than a placeholder is a leak."""
 ACCOUNT_HEADERS = frozenset(
-    {"openai-organization", "openai-project", "anthropic-organization-id", "x-goog-user-project"}
+    {
+        "openai-organization",
+        "openai-project",
+        "anthropic-organization-id",
+        "anthropic-workspace-id",
+        "x-goog-user-project",
+    }
 )
 """Headers naming the account the recording was made with: not credentials, but nobody else's business."""
 SCRUBBED_HEADERS = CREDENTIAL_HEADERS | ACCOUNT_HEADERS
 SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "access_token"})
 SECRET_BODY_FIELDS = frozenset(
-    {"api_key", "apiKey", "access_token", "refresh_token", "id_token", "client_secret"}
+    {
+        "api_key",
+        "apiKey",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "client_secret",
+        "password",
+        "passwd",
+        "secret_key",
+        "private_key",
+        "session_token",
+    }
 )
 MIN_SECRET_LENGTH = 8
 """Shorter ``secrets`` are not replaced: a value like ``test`` would be cut out of every body, and is no
@@ -99,34 +119,60 @@ def _scrub_headers(headers: Any, names: frozenset[str]) -> Any:
     return out
 
 
-def _replace_literals(value: Any, pairs: list[tuple[str, str]]) -> Any:
-    """Every string (and bytes) inside ``value`` with each ``(old, new)`` replaced; dict keys are kept."""
+def _replace_literals(value: Any, patterns: list[tuple[re.Pattern[str], re.Pattern[bytes]]]) -> Any:
+    """Every string (and bytes) inside ``value`` with each secret's forms replaced; dict keys are kept."""
     if isinstance(value, str):
-        for old, new in pairs:
-            value = value.replace(old, new)
+        for text_pattern, _ in patterns:
+            value = text_pattern.sub(_placeholder_for, value)
         return value
     if isinstance(value, bytes):
-        for old, new in pairs:
-            value = value.replace(old.encode("utf-8"), new.encode("utf-8"))
+        for _, bytes_pattern in patterns:
+            value = bytes_pattern.sub(_bytes_placeholder_for, value)
         return value
     if isinstance(value, dict):
-        return {key: _replace_literals(item, pairs) for key, item in value.items()}
+        return {key: _replace_literals(item, patterns) for key, item in value.items()}
     if isinstance(value, list):
-        return [_replace_literals(item, pairs) for item in value]
+        return [_replace_literals(item, patterns) for item in value]
     return value
 
 
-def _literal_pairs(secrets: Iterable[str]) -> list[tuple[str, str]]:
-    pairs: dict[str, str] = {}
-    for secret in secrets:
+def _placeholder_for(match: re.Match[str]) -> str:
+    return URL_PLACEHOLDER if "%" in match.group() else PLACEHOLDER
+
+
+def _bytes_placeholder_for(match: re.Match[bytes]) -> bytes:
+    return (URL_PLACEHOLDER if b"%" in match.group() else PLACEHOLDER).encode()
+
+
+def _base64_forms(secret: str) -> list[str]:
+    """The runs of base64 characters that encode ``secret`` wherever it sits in a longer encoded text: one per
+    alignment (0, 1 or 2 bytes before it), standard and URL-safe, without the characters its neighbours share."""
+    raw = secret.encode("utf-8")
+    forms = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
+        core = encoded[(0, 2, 3)[offset] : (offset + len(raw)) // 3 * 4]
+        if len(core) >= MIN_SECRET_LENGTH:
+            forms.extend([core, core.replace("+", "-").replace("/", "_")])
+    return forms
+
+
+def _char_pattern(char: str) -> str:
+    encoded = "".join(f"%{byte:02X}" for byte in char.encode("utf-8"))
+    return f"(?:{re.escape(char)}|(?i:{re.escape(encoded)}))"
+
+
+def _secret_patterns(secrets: Iterable[str]) -> list[tuple[re.Pattern[str], re.Pattern[bytes]]]:
+    """One pattern per secret matching its literal and percent-encoded forms (each character either way),
+    and one per base64 form; longest first, so a key that contains another is replaced whole."""
+    sources: dict[str, None] = {}
+    for secret in sorted(set(secrets), key=len, reverse=True):
         if len(secret) < MIN_SECRET_LENGTH:
             continue
-        pairs[secret] = PLACEHOLDER
-        encoded = quote(secret, safe="")
-        if encoded != secret:
-            pairs[encoded] = URL_PLACEHOLDER
-    # Longest first, so a key that contains another key is replaced whole.
-    return sorted(pairs.items(), key=lambda pair: len(pair[0]), reverse=True)
+        sources["".join(_char_pattern(c) for c in secret)] = None
+        for form in _base64_forms(secret):
+            sources[re.escape(form)] = None
+    return [(re.compile(source), re.compile(source.encode("utf-8"))) for source in sources]
 
 
 def _scrub_body(body: Any) -> Any:
@@ -153,13 +199,13 @@ def scrub_interaction(
             part["body"] = _scrub_body(part["body"])
     if isinstance(request, dict) and isinstance(request.get("uri"), str):
         request["uri"] = scrub_uri(request["uri"])
-    pairs = _literal_pairs(secrets)
-    if pairs:
-        out = _replace_literals(out, pairs)
+    patterns = _secret_patterns(secrets)
+    if patterns:
+        out = _replace_literals(out, patterns)
     return out
 
 
 def replace_secrets(value: Any, secrets: Iterable[str]) -> Any:
     """A copy of ``value`` (any YAML-able data: the provenance, say) with every literal secret replaced."""
-    pairs = _literal_pairs(secrets)
-    return _replace_literals(copy.deepcopy(value), pairs) if pairs else value
+    patterns = _secret_patterns(secrets)
+    return _replace_literals(copy.deepcopy(value), patterns) if patterns else value

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from .._yaml import YamlRefused, read_yaml_file
+
 PROVENANCE_KINDS = ("authored", "recorded")
 
 
@@ -40,10 +42,6 @@ class Cassette:
     interactions: tuple[Interaction, ...] = field(default_factory=tuple)
 
 
-def _loader() -> type[yaml.SafeLoader]:
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def _first(value: Any) -> str:
     """vcrpy stores header values as lists of strings."""
     if isinstance(value, list):
@@ -66,15 +64,11 @@ def _body_bytes(body: Any, where: str) -> bytes:
 def load_cassette(path: Path) -> Cassette:
     """Read and validate one cassette; every problem is a CassetteError naming the file and the field."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_yaml_file(path)
     except FileNotFoundError:
         raise CassetteError(f"cassette not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteError(f"cassette {path} cannot be read: {exc}") from None
-    try:
-        data = yaml.load(text, Loader=_loader())
-    except yaml.YAMLError as exc:
-        raise CassetteError(f"cassette {path} is not valid YAML: {exc}") from None
+    except YamlRefused as exc:
+        raise CassetteError(f"cassette {path} {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
         raise CassetteError(f"cassette {path} has no 'interactions' list (is it a vcrpy cassette?)")
     provenance = data.get("provenance")
@@ -88,13 +82,22 @@ def load_cassette(path: Path) -> Cassette:
         where = f"cassette {path}, interaction {i}"
         try:
             request, response = raw["request"], raw["response"]
+            for part, value in (("request", request), ("response", response)):
+                if not isinstance(value, dict):
+                    raise CassetteError(f"{where}: '{part}' must be a mapping, got {type(value).__name__}")
             status = int(response["status"]["code"])
+            headers = response.get("headers") or {}
+            if not isinstance(headers, dict):
+                raise CassetteError(
+                    f"{where}: response headers must be a mapping of name to values, got "
+                    f"{type(headers).__name__}"
+                )
             interactions.append(
                 Interaction(
                     method=str(request["method"]).upper(),
                     uri=str(request["uri"]),
                     status=status,
-                    headers={str(k).lower(): _first(v) for k, v in (response.get("headers") or {}).items()},
+                    headers={str(k).lower(): _first(v) for k, v in headers.items()},
                     body=_body_bytes(response.get("body"), where),
                     request_body=request.get("body"),
                 )
@@ -105,7 +108,11 @@ def load_cassette(path: Path) -> Cassette:
 
 
 class _LiteralDumper(yaml.SafeDumper):
-    """Dump multi-line strings as literal blocks so SSE bodies read like the wire."""
+    """Dump multi-line strings as literal blocks so SSE bodies read like the wire; never anchors or aliases
+    (a value used twice is written twice): ``load_cassette`` refuses them."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:

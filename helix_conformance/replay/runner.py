@@ -15,7 +15,9 @@ from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
 from .callbacks import CallbackMode, recording_callbacks
 from .delivery import DeliveryPlan, EventPlan
+from .hidden_keys import provider_keys_hidden
 from .interactions import ReplayInteraction
+from .pending import adapter_work, track_task_origins
 from .trace import Trace
 from .transport import Replayer, Server, intercept
 
@@ -138,7 +140,8 @@ def run_scenario(
     context = AdapterContext(
         api_key=REPLAY_API_KEY, base_url=base_url or profile.default_base_url, scripted_responses=scripted
     )
-    _execute(run, scenario, spec, context, controller, replayer, block_network=True)
+    with provider_keys_hidden((spec.api_key_env,)):  # the adapter must not find the user's real key
+        _execute(run, scenario, spec, context, controller, replayer, block_network=True)
     run.unused_interactions = replayer.unused()
     return run
 
@@ -188,6 +191,7 @@ async def _drive(
     controller: AbortController | None,
 ) -> None:
     options, trace = run.options, run.trace
+    track_task_origins(asyncio.get_running_loop())  # HARN-04 names where a task left pending was created
     try:
         adapter = spec.factory(context)
     except Exception as exc:
@@ -228,7 +232,7 @@ async def _drive(
     await asyncio.sleep(0)
     current = asyncio.current_task()
     leftover = [t for t in asyncio.all_tasks() - before if t is not current and not t.done()]
-    run.pending_tasks = [repr(t.get_coro()) for t in leftover]
+    run.pending_tasks = adapter_work(leftover)
     for _ in range(POST_RETURN_LOOP_TURNS):
         await asyncio.sleep(0)
     started_since = [t for t in asyncio.all_tasks() - before if t is not current and not t.done()]

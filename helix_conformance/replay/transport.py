@@ -158,6 +158,7 @@ class _StreamBase:
     def _deliver(self, i: int) -> None:
         self.replayer.trace.add(
             "chunk",
+            args=(self.chunks[i],),  # the bytes, for `helix-conformance replay`
             interaction=self.index,
             chunk_index=i,
             last=self.fault is None and i == len(self.chunks) - 1,

@@ -3,9 +3,10 @@ offline and as a CI artifact): verdict, counts by area, the clause x scenario ma
 
 from __future__ import annotations
 
-from html import escape
+from html import escape as _escape
 from typing import Any
 
+from .safety import neutralise
 from .views import LEGEND, OUTCOME_WORDS, SYMBOL, area_rows, failures, headline, scenarios
 
 STYLE = """
@@ -26,6 +27,12 @@ th{background:#f6f8fa}
 .skipped{color:#8c959f}
 pre{background:#f6f8fa;padding:.6em;overflow:auto;white-space:pre-wrap}
 """
+
+
+def escape(value: object) -> str:
+    """Text of the report (adapter names and messages included) as HTML text or attribute value, with
+    control characters shown as escapes (a report file can be edited: nothing in it is trusted)."""
+    return _escape(neutralise(str(value)), quote=True)
 
 
 def render_html(data: dict[str, Any]) -> str:
@@ -82,14 +89,15 @@ def _matrix(data: dict[str, Any]) -> str:
             if status is None:
                 cells.append("<td></td>")
                 continue
-            tip = escape(messages.get((clause_id, scenario), "") or status, quote=True)
+            tip = escape(messages.get((clause_id, scenario), "") or status)
             symbol = SYMBOL[status]
             if status in OUTCOME_WORDS:
                 symbol = f'<a href="#{_anchor(clause_id, scenario)}">{symbol}</a>'
-            cells.append(f'<td class="{status}" title="{tip}">{symbol}</td>')
-        title = escape(f"{clause['level']}: {clause['text']}", quote=True)
+            cells.append(f'<td class="{escape(status)}" title="{tip}">{symbol}</td>')
+        title = escape(f"{clause['level']}: {clause['text']}")
         out.append(
-            f'<tr><th class="c {clause["status"]}" title="{title}">{escape(clause_id)}</th>{"".join(cells)}</tr>'
+            f'<tr><th class="c {escape(clause["status"])}" title="{title}">{escape(clause_id)}</th>'
+            f"{''.join(cells)}</tr>"
         )
     out.append("</table></div>")
     return "".join(out)
@@ -102,7 +110,7 @@ def _failures(data: dict[str, Any]) -> str:
     out = ["<h2>Failures</h2>"]
     for result in shown:
         out.append(
-            f'<h3 id="{_anchor(result["clause"], result["scenario"])}" class="{result["outcome"]}">'
+            f'<h3 id="{_anchor(result["clause"], result["scenario"])}" class="{escape(result["outcome"])}">'
             f"{escape(result['clause'])} on {escape(result['scenario'])} — "
             f"{escape(OUTCOME_WORDS[result['outcome']])}</h3>"
             f"<pre>{escape(result['message'].strip())}</pre>"
@@ -112,4 +120,4 @@ def _failures(data: dict[str, Any]) -> str:
 
 
 def _anchor(clause: str, scenario: str) -> str:
-    return f"{clause}--{scenario}".lower()
+    return escape(f"{clause}--{scenario}".lower())

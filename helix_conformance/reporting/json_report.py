@@ -14,7 +14,9 @@ from .. import __version__
 from ..adapters import ResolvedAdapter
 from ..baseline import Baseline
 from ..clauses import AREAS, CLAUSES
+from .causes import causes_data
 from .outcomes import OutcomeLog
+from .safety import safe_text, shown_setting
 
 SCHEMA_VERSION = 2
 """2: outcomes ``baselined`` and ``stale``, clause texts, areas, the baseline, notes."""
@@ -57,12 +59,16 @@ def build_report(
             "model": spec.model,
             "capabilities": sorted(spec.capabilities),
         },
-        "settings": {dest: {"value": value, "source": source} for dest, (value, source) in options.items()},
+        "settings": {
+            dest: {"value": shown_setting(value), "source": source}
+            for dest, (value, source) in options.items()
+        },
         "verdict": "pass" if exitstatus == 0 else "fail",
         "exit_status": exitstatus,
         "strict": strict,
-        "gate_errors": list(log.gate_errors),
-        "notes": list(log.notes),
+        "gate_errors": [safe_text(error) for error in log.gate_errors],
+        "causes": causes_data(log, resolved.requested),
+        "notes": [safe_text(note) for note in log.notes],
         "baseline": (
             {"path": str(baseline.path), "entries": len(baseline.entries)} if baseline is not None else None
         ),

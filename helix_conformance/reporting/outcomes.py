@@ -7,12 +7,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .safety import safe_text
+
 Status = Literal["passed", "failed", "skipped", "should_failed", "baselined", "stale"]
 """``baselined``: a failure listed in the baseline (does not fail the gate); ``stale``: a listed entry that
 passed (fails the gate). Set by the item through the ``helix_status`` user property."""
 
 STATUS_PROPERTY = "helix_status"
 REASON_PROPERTY = "helix_baseline_reason"
+CAUSE_PROPERTY = "helix_cause"
+STOP_PROPERTY = "helix_stop"
+"""Set on the item after which the run stopped early (checks/root.common_cause), with the reason."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,8 @@ class ItemOutcome:
     requires: frozenset[str] = frozenset()
     """Capabilities the check exercises (HARN-05)."""
     baseline_reason: str = ""
+    cause: str = ""
+    """A failure's own message (without the clause header and evidence): what reporting/causes.py groups."""
 
 
 @dataclass
@@ -46,7 +53,7 @@ class OutcomeLog:
             if props.get(STATUS_PROPERTY) == "baselined":
                 status, message = "baselined", str(report.wasxfail)
             elif props.get(STATUS_PROPERTY) == "stale":
-                status, message = "stale", str(report.longreprtext)
+                status, message = "stale", _failure_text(report)
             elif hasattr(report, "wasxfail"):
                 status = "should_failed"
                 message = str(report.wasxfail)
@@ -56,7 +63,7 @@ class OutcomeLog:
                 message = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
             elif report.failed:
                 status = "should_failed" if props["level"] == "SHOULD" else "failed"
-                message = str(report.longreprtext)
+                message = _failure_text(report)
             else:
                 status, message = "passed", ""
             self.items[report.nodeid] = ItemOutcome(
@@ -66,11 +73,15 @@ class OutcomeLog:
                 props["profile"],
                 props["level"],
                 status,
-                message,
+                safe_text(message),
                 float(report.duration),
                 frozenset(filter(None, str(props.get("requires", "")).split(","))),
                 str(props.get(REASON_PROPERTY, "")),
+                safe_text(str(props.get(CAUSE_PROPERTY, ""))),
             )
+        stop = props.get(STOP_PROPERTY)
+        if stop and str(stop) not in self.gate_errors:
+            self.gate_errors.append(str(stop))
 
     def record(self, outcome: ItemOutcome) -> None:
         """Add an outcome computed without pytest (``run_conformance``)."""
@@ -96,6 +107,13 @@ class OutcomeLog:
     def clause_status(self, clause: str) -> Status:
         """The worst outcome of the clause over its scenarios (stale counts as failed); skipped if none ran."""
         return worst(o.status for o in self.by_clause()[clause])
+
+
+def _failure_text(report: Any) -> str:
+    """The failure as the item rendered it. Not ``longreprtext``: on the xdist controller that starts with
+    the worker's line (``[gw0] linux -- Python 3.11 /path/to/python``), and a report must not depend on
+    where the item ran."""
+    return str(report.longrepr).strip()
 
 
 SEVERITY: tuple[Status, ...] = ("failed", "stale", "should_failed", "baselined", "passed", "skipped")

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 from ..clauses import AREAS, CLAUSES
+from .causes import render_causes
 from .outcomes import OutcomeLog
+from .safety import safe_text
 
 SESSION_CLAUSE = "HARN-05"
 """Judged once per session by the plugin, not per scenario."""
 
 
-def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: bool = False) -> list[str]:
+def render_summary(
+    log: OutcomeLog,
+    *,
+    strict: bool,
+    adapter: str,
+    deselected: bool = False,
+    requested: str | None = None,
+    stopped: bool = False,
+) -> list[str]:
+    """``requested``: the --adapter value reproduction commands repeat; ``stopped``: the run stopped early."""
     by_clause = log.by_clause()
     header = (
         f"{'area':<24} {'clauses':>7} {'passed':>7} {'failed':>7} {'SHOULD✗':>8} {'known✗':>7} {'skipped':>8}"
@@ -47,7 +58,9 @@ def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: b
     lines.append("-" * len(header))
     lines.append(_row("total", totals["clauses"], totals, totals["checks"]))
     not_run = [c for c in CLAUSES if c not in by_clause and c != SESSION_CLAUSE]
-    if not_run and deselected:
+    if not_run and stopped:
+        lines.append(f"{len(not_run)} clauses not run (the run stopped early, see below)")
+    elif not_run and deselected:
         lines.append(
             f"{len(not_run)} clauses not run (deselected with -k/-m, or not applicable to this profile)"
         )
@@ -70,8 +83,8 @@ def render_summary(log: OutcomeLog, *, strict: bool, adapter: str, deselected: b
             f"stale baseline entries (now passing; delete them): "
             f"{', '.join(f'{o.scenario}::{o.clause}' for o in stale)}"
         )
-    lines.extend(log.notes)
-    lines.extend(log.gate_errors)
+    lines.extend(render_causes(log, requested or adapter))
+    lines.extend(safe_text(line) for line in (*log.notes, *log.gate_errors))
     if not log.gate_errors:
         lines.append(f"{SESSION_CLAUSE} holds: {log.executed()} checks executed (the gate ran)")
     failing = broken_must + (broken_should if strict else [])

@@ -115,7 +115,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         id="compat_error_after_finish",
         description="A chunk carrying `error` arrives after a finish_reason chunk (OpenRouter): the step is an "
-        "error, not the text that preceded it.",
+        "error, not the text that preceded it; its numeric `code` 400 is the HTTP status it stands for (ERR-03).",
         messages=(UserMessage(content="Say hello."),),
         config={"max_retries": 0},
         exchanges=(
@@ -125,7 +125,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 )
             ),
         ),
-        expect=Expected("error", "error", error_codes=("provider_error",)),
+        expect=Expected("error", "error", error_codes=("provider_invalid_request",)),
         tags=frozenset({"stream_error", "wire_quirk"}),
         profiles=OPENAI_CHAT,
     ),

@@ -72,7 +72,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             status_code=429,
             retryable_is_should=True,
         ),
-        profiles=frozenset({"openai-chat"}),
+        profiles=frozenset({"openai-chat", "openai-responses"}),
         tags=frozenset({"http_error"}),
     ),
     Scenario(
@@ -215,7 +215,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         expect=Expected("error", "error"),
         tags=frozenset({"finish"}),
-        profiles=frozenset({"openai-chat", "anthropic-messages"}),  # Gemini sends parsed args objects only
+        # Gemini sends parsed args objects only
+        profiles=frozenset({"openai-chat", "anthropic-messages", "openai-responses"}),
     ),
     Scenario(
         id="retry_429_then_success",

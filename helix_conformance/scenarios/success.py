@@ -424,7 +424,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=_stream(Text(("It is 18°C", " and sunny in Paris."))),
         expect=Expected("text", "end_turn", content="It is 18°C and sunny in Paris."),
         requires=frozenset({"thinking"}),
-        profiles=frozenset({"anthropic-messages", "gemini"}),
+        profiles=frozenset({"anthropic-messages", "gemini", "openai-responses"}),
     ),
     Scenario(
         id="stop_max_tokens",
@@ -440,7 +440,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=(UserMessage(content="Tell me something."),),
         exchanges=_stream(Text(("I was", " going to")), finish=Finish("content_filter")),
         expect=Expected("text", "content_filter", content="I was going to"),
-        profiles=frozenset({"openai-chat", "gemini"}),  # Anthropic has no content-filter stop (STOP-01)
+        # Anthropic has no content-filter stop (STOP-01)
+        profiles=frozenset({"openai-chat", "gemini", "openai-responses"}),
     ),
     Scenario(
         id="stop_refusal",
@@ -449,7 +450,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=_stream(Refusal(("I can't help", " with that.")), finish=END),
         expect=Expected("text", "refusal"),
         should=frozenset({"STOP-01", "STOP-02"}),
-        profiles=frozenset({"openai-chat"}),
+        profiles=frozenset({"openai-chat", "openai-responses"}),
     ),
     Scenario(
         id="stop_refusal_no_content",
@@ -523,6 +524,8 @@ SCENARIOS: tuple[Scenario, ...] = (
             content="1, 2, 3, 4, ",
             stop_by_profile=(("openai-chat", "end_turn"), ("gemini", "end_turn")),
         ),
+        # The Responses API has no stop sequences (no `stop` parameter): it cannot end on one.
+        profiles=frozenset({"openai-chat", "anthropic-messages", "gemini"}),
     ),
     Scenario(
         id="stop_function_call",
@@ -553,6 +556,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                     ("openai-chat", "eos_interrupted"),
                     ("anthropic-messages", "compaction"),
                     ("gemini", "LANGUAGE"),
+                    ("openai-responses", "x_helix_future_reason"),  # an incomplete_details.reason
                 ),
             ),
         ),
@@ -571,7 +575,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         expect=Expected("text", "max_tokens"),
         tags=frozenset({"cut_off"}),
-        profiles=frozenset({"openai-chat", "anthropic-messages"}),  # Gemini never streams partial arguments
+        # Gemini never streams partial arguments
+        profiles=frozenset({"openai-chat", "anthropic-messages", "openai-responses"}),
     ),
     Scenario(
         id="config_passthrough",
@@ -591,6 +596,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "openai": {"user": "helix-conformance"},
                 "anthropic": {"metadata": {"user_id": "helix-conformance"}},
                 "gemini": {"labels": {"suite": "helix-conformance"}},
+                "google": {"labels": {"suite": "helix-conformance"}},  # the Vercel AI SDK's key for Gemini
             },
         },
         exchanges=_stream(Text(HELLO)),

@@ -19,7 +19,8 @@ not async, unrecorded URLs: dangerous to a harness, reported on their clause), a
 ``anthropic_requests`` (MSG, TOOL, CACHE) and ``anthropic_responses`` (MSG-08, STOP, RES, STR, ERR) for
 Anthropic Messages, and ``gemini_requests`` (MSG, TOOL, CFG-01, CACHE-04) and ``gemini_responses`` (STR,
 RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has its own rules; ``faults``
-(ERR-03/04/05, RES-12, all three profiles) holds the bugs only the generated fault corpus catches.
+(ERR-03/04/05, RES-12, all three profiles) holds the bugs only the generated fault corpus catches, and
+``recorded`` the ones only real traffic catches (``recorded/...`` scenarios, from ``cassettes/recorded``).
 """
 
 from __future__ import annotations
@@ -36,16 +37,22 @@ from . import (
     generated,
     hostile,
     late_callbacks,
+    minted_ids,
     naive,
+    recorded,
     requests,
+    responses_requests,
+    responses_stream,
     results,
     slow_callbacks,
+    stream_gaps,
     streaming,
     undeclared,
 )
 from ._anthropic_base import ANTHROPIC_BASELINE
 from ._base import BASELINE, BrokenAdapter
 from ._gemini_base import GEMINI_BASELINE
+from ._responses_base import RESPONSES_BASELINE
 
 __all__ = [
     "ANTHROPIC_BASELINE",
@@ -54,10 +61,13 @@ __all__ = [
     "BROKEN_ADAPTERS",
     "FAMILIES",
     "GEMINI_BASELINE",
+    "RESPONSES_BASELINE",
     "BrokenAdapter",
 ]
 
-BASELINES: dict[str, BrokenAdapter] = {b.profile: b for b in (BASELINE, ANTHROPIC_BASELINE, GEMINI_BASELINE)}
+BASELINES: dict[str, BrokenAdapter] = {
+    b.profile: b for b in (BASELINE, ANTHROPIC_BASELINE, GEMINI_BASELINE, RESPONSES_BASELINE)
+}
 """The un-broken hooked adapter of each wire profile, by profile: a control for that profile's selections."""
 
 FAMILIES: tuple[str, ...] = (
@@ -85,13 +95,18 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *faults.ADAPTERS,
     *coverage.ADAPTERS,
     *compat.ADAPTERS,
+    *stream_gaps.ADAPTERS,
     *anthropic_requests.ADAPTERS,
     *anthropic_responses.ADAPTERS,
     *gemini_requests.ADAPTERS,
     *gemini_responses.ADAPTERS,
+    *responses_requests.ADAPTERS,
+    *responses_stream.ADAPTERS,
     *undeclared.ADAPTERS,
     *hostile.ADAPTERS,
     *generated.ADAPTERS,
     *slow_callbacks.ADAPTERS,
     *late_callbacks.ADAPTERS,
+    *minted_ids.ADAPTERS,
+    *recorded.ADAPTERS,
 ]

@@ -2,8 +2,10 @@
 
 Each is ``reference_adapters.anthropic`` with one realistic mistake in the body ``build_request_body`` returns
 (post-processed, or the turns rebuilt message by message) or in its headers. The Messages API is stricter than
-Chat Completions: alternating turns, tool results first and together, no empty text, ``max_tokens`` and
-``anthropic-version`` required, unknown fields rejected, ``cache_control`` only where it belongs.
+Chat Completions: tool results first and together, no empty text, ``max_tokens`` and ``anthropic-version``
+required, unknown fields rejected, ``cache_control`` only where it belongs. Consecutive same-role turns are
+not a mistake (the API combines them; ``tests/test_foreign_wire.py`` passes an adapter that never merges), but
+merging them wrongly is.
 """
 
 from __future__ import annotations
@@ -116,12 +118,16 @@ class TextBeforeToolResults(HookedAnthropicAdapter):
         return _each_turn(super().build_body(input), "user", words_first)
 
 
-class UnmergedUserTurns(HookedAnthropicAdapter):
+class MergeKeepsTheLastTurn(HookedAnthropicAdapter):
     def build_body(self, input: LLMGenerateInput) -> Body:
         body = super().build_body(input)
-        # Bug: drops the empty assistant turn (the API rejects it) but never merges what it separated: two
-        # user turns in a row; a tool result and the next user message as two user turns.
-        body["messages"] = _one_turn_per_message(input, keep_empty=False)
+        turns: list[Turn] = []
+        for turn in _one_turn_per_message(input, keep_empty=False):
+            if turns and turns[-1]["role"] == turn["role"]:
+                turns[-1] = turn  # Bug: "merging" same-role turns by overwriting: the earlier one is lost
+            else:
+                turns.append(turn)
+        body["messages"] = turns
         return body
 
 
@@ -265,11 +271,11 @@ ADAPTERS: list[BrokenAdapter] = [
         "Puts the user's text before the tool_result blocks of the merged user turn.",
     ),
     broken_anthropic(
-        "anthropic_unmerged_user_turns",
-        UnmergedUserTurns,
+        "anthropic_merge_keeps_the_last_turn",
+        MergeKeepsTheLastTurn,
         "MSG-05",
         ["system_multiturn", "tool_result_then_user", "tool_result_roundtrip"],
-        "Converts message by message: drops the empty assistant turn but leaves consecutive user turns apart.",
+        "Merges consecutive same-role turns by keeping only the last: a user message or tool result is lost.",
     ),
     broken_anthropic(
         "anthropic_sends_empty_assistant_turn",

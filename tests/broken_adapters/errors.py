@@ -11,12 +11,14 @@ from typing import Any, TypeVar
 import httpx
 
 from helix_conformance.contract import (
+    PROVIDER_AUTH_ERROR,
     PROVIDER_ERROR,
     REQUEST_ABORTED,
     ErrorStepResult,
     HelixError,
     LLMGenerateInput,
     StepResult,
+    TextStepResult,
 )
 from reference_adapters._http import (
     RetryableFailure,
@@ -24,6 +26,7 @@ from reference_adapters._http import (
     StreamAborted,
     StreamGuard,
     aborted_error,
+    error_for_stream_event,
 )
 from reference_adapters._sse import SSEEvent
 from reference_adapters.openai_chat import OpenAIChatAdapter
@@ -61,6 +64,31 @@ class _IgnoresErrorEventsStream(HookedChatStream):
 
 class IgnoresStreamErrorEvents(HookedAdapter):
     stream_class = _IgnoresErrorEventsStream
+
+
+class _ErrorTypeOnlyStream(HookedChatStream):
+    async def _event(self, event: SSEEvent) -> bool:
+        data = event.data.strip()
+        payload = json.loads(data) if data.startswith("{") else None
+        if isinstance(payload, dict) and payload.get("error") is not None:
+            # Bug: classified by `type` alone; OpenRouter's numeric `code` (an HTTP status) is ignored.
+            raise error_for_stream_event(payload, "openai")
+        return await super()._event(event)
+
+
+class StreamErrorsByTypeOnly(HookedAdapter):
+    stream_class = _ErrorTypeOnlyStream
+
+
+class AuthErrorsAsText(OpenAIChatAdapter):
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        result = await super().generate_step(input)
+        if isinstance(result, ErrorStepResult) and result.error.code == PROVIDER_AUTH_ERROR:
+            # Bug: "the user should see this", so a rejected key becomes the assistant's answer.
+            return TextStepResult(
+                content="Please check your API key.", should_stop=True, stop_reason="end_turn"
+            )
+        return result
 
 
 class _PartialTextStream(HookedChatStream):
@@ -233,6 +261,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "Skips error chunks inside a 200 stream (they have no `choices`).",
     ),
     broken(
+        "stream_errors_by_type_only",
+        StreamErrorsByTypeOnly,
+        "ERR-03",
+        ["compat_error_after_finish"],
+        "Classifies an in-stream error by its `type` only: OpenRouter's `code` 400 becomes provider_error.",
+    ),
+    broken(
         "partial_text_on_dropped_stream",
         PartialTextOnDroppedStream,
         "ERR-04",
@@ -252,6 +287,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "ERR-06",
         ["http_429", "http_500", "connect_error"],
         "Returns retryable errors with should_stop=False.",
+    ),
+    broken(
+        "auth_errors_as_text",
+        AuthErrorsAsText,
+        "ERR-06",
+        ["no_retry_401"],
+        "Answers a rejected key with a text result; no other clause judges that scenario's outcome.",
     ),
     broken(
         "api_key_in_error_message",

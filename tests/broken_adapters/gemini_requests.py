@@ -4,12 +4,13 @@ Each is ``reference_adapters.gemini`` with one realistic mistake in the body ``b
 (post-processed, or the turns rebuilt message by message), in its headers or in its URL. Gemini is the most
 foreign of the three wire formats: ``user``/``model`` turns that strictly alternate, the system prompt in
 ``systemInstruction``, tool results linked to calls by name and position, an OpenAPI subset for tool schemas
-(no ``$ref``), the thought signature sent back on the function call, the API key in a header and the stream
-requested in the URL (``:streamGenerateContent?alt=sse``).
+(no ``$ref``), the thought signature sent back on the function call, and the stream requested in the URL
+(``:streamGenerateContent?alt=sse``).
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from collections.abc import Callable
@@ -121,6 +122,16 @@ class SignatureOnTheFirstPart(HookedGeminiAdapter):
         return _each_turn(super().build_body(input), "model", first_part_signed)
 
 
+class DoubleEncodedSignature(HookedGeminiAdapter):
+    def build_body(self, input: LLMGenerateInput) -> Body:
+        def re_encoded(parts: list[Part]) -> None:
+            for part in parts:
+                if "thoughtSignature" in part:  # Bug: the base64 text handed over as the bytes themselves
+                    part["thoughtSignature"] = base64.b64encode(part["thoughtSignature"].encode()).decode()
+
+        return _each_turn(super().build_body(input), "model", re_encoded)
+
+
 class StringArgsInHistory(HookedGeminiAdapter):
     def build_body(self, input: LLMGenerateInput) -> Body:
         def string_args(parts: list[Part]) -> None:
@@ -142,16 +153,6 @@ class StringFunctionResponse(HookedGeminiAdapter):
 
 
 # --- MSG-09 / MSG-10: the request format and the URL ---------------------------------------------------------
-
-
-class ApiKeyInUrl(HookedGeminiAdapter):
-    def url(self, model: str) -> str:
-        return f"{super().url(model)}&key={self._api_key}"  # Bug: the quickstart's ?key=, not the header
-
-    def build_headers(self, input: LLMGenerateInput) -> dict[str, str]:
-        headers = super().build_headers(input)
-        del headers["x-goog-api-key"]
-        return headers
 
 
 class MissingAltSse(HookedGeminiAdapter):
@@ -190,6 +191,15 @@ class ClosesStrictTools(HookedGeminiAdapter):
         return body
 
 
+class DropsToolParameters(HookedGeminiAdapter):
+    def build_body(self, input: LLMGenerateInput) -> Body:
+        body = super().build_body(input)
+        for fn in _declarations(body):
+            # Bug: "parameters is optional" (true for a tool without arguments) taken as "parameters can go".
+            fn.pop("parameters", None)
+        return body
+
+
 class ToolConfigAlways(HookedGeminiAdapter):
     def build_body(self, input: LLMGenerateInput) -> Body:
         body = super().build_body(input)
@@ -204,6 +214,15 @@ class GenerationParamsAtTopLevel(HookedGeminiAdapter):
     def build_body(self, input: LLMGenerateInput) -> Body:
         body = super().build_body(input)
         body.update(body.pop("generationConfig", {}))  # Bug: the OpenAI layout: sampling fields at top level
+        return body
+
+
+class MergesEveryProviderOptions(HookedGeminiAdapter):
+    def build_body(self, input: LLMGenerateInput) -> Body:
+        options = input.config.provider_options or {}
+        bare = input.model_copy(update={"config": input.config.model_copy(update={"provider_options": None})})
+        body = super().build_body(bare)
+        body.update(copy.deepcopy(options))  # Bug: the whole dict, every provider's key as a request field
         return body
 
 
@@ -302,6 +321,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "Sends the history's thoughtSignature on the turn's first part (its text), not on the first functionCall.",
     ),
     broken_gemini(
+        "gemini_double_encoded_signature",
+        DoubleEncodedSignature,
+        "MSG-08",
+        ["thinking_history"],
+        "Base64-encodes the history's thoughtSignature text once more: other bytes than the API issued.",
+    ),
+    broken_gemini(
         "gemini_string_args_in_history",
         StringArgsInHistory,
         "MSG-03",
@@ -314,13 +340,6 @@ ADAPTERS: list[BrokenAdapter] = [
         "MSG-04",
         ["tool_result_roundtrip", "tool_result_then_user"],
         "Sends functionResponse.response as the tool's bare text; the API wants an object.",
-    ),
-    broken_gemini(
-        "gemini_api_key_in_url",
-        ApiKeyInUrl,
-        "MSG-09",
-        ["text_basic", "tool_call"],
-        "Sends the API key as ?key= in the URL instead of the x-goog-api-key header (SHOULD).",
     ),
     broken_gemini(
         "gemini_missing_alt_sse",
@@ -351,6 +370,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "Adds additionalProperties: false to strict tools (OpenAI's strict mode), a keyword Gemini rejects.",
     ),
     broken_gemini(
+        "gemini_drops_tool_parameters",
+        DropsToolParameters,
+        "TOOL-02",
+        ["tool_call", "tool_schemas"],
+        "Leaves parameters out of every function declaration, also of tools that take arguments.",
+    ),
+    broken_gemini(
         "gemini_tool_config_always",
         ToolConfigAlways,
         "TOOL-04",
@@ -363,6 +389,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "CFG-01",
         ["config_passthrough"],
         "Sends temperature, topP, maxOutputTokens... at the top level of the body, not in generationConfig.",
+    ),
+    broken_gemini(
+        "gemini_merges_every_provider_options",
+        MergesEveryProviderOptions,
+        "CFG-02",
+        ["config_passthrough"],
+        "Merges the whole provider_options dict (every provider's key) instead of its own key's options.",
     ),
     broken_gemini(
         "gemini_cached_content_on_auto",

@@ -9,7 +9,6 @@ finishReason table, errors written as raw JSON into a 200 stream and RetryInfo i
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, cast
 
 import httpx
@@ -22,7 +21,6 @@ from helix_conformance.contract import (
     StopReason,
     ThinkingContent,
 )
-from reference_adapters._http import ToolCallBuffer
 from reference_adapters._sse import SSEDecoder, SSEEvent
 
 from ._base import BrokenAdapter
@@ -111,16 +109,6 @@ class SignatureOnlyOnThoughts(HookedGeminiAdapter):
 
 
 # --- RES: tool calls -----------------------------------------------------------------------------------------
-
-
-class _RandomIdStream(HookedGeminiStream):
-    def call_buffers(self) -> list[ToolCallBuffer]:
-        # Bug: Gemini sends no ids, so each call gets a fresh uuid4: unique, but never the same twice.
-        return [ToolCallBuffer(c.id or f"call_{uuid.uuid4().hex}", c.name, c.arguments) for c in self._calls]
-
-
-class RandomToolCallIds(HookedGeminiAdapter):
-    stream_class = _RandomIdStream
 
 
 class _NameIsIdStream(HookedGeminiStream):
@@ -296,13 +284,6 @@ ADAPTERS: list[BrokenAdapter] = [
         "MSG-08",
         ["thinking_text", "thinking_tool_call", "thinking_finish_tool"],
         "Reads thoughtSignature on thought parts only; Gemini puts it on the text or call after them.",
-    ),
-    broken_gemini(
-        "gemini_random_tool_call_ids",
-        RandomToolCallIds,
-        "STR-09",
-        ["tool_call", "tool_call_parallel"],
-        "Gives each call without an id a fresh uuid4: the same response never gives the same result.",
     ),
     broken_gemini(
         "gemini_tool_name_as_call_id",

@@ -94,15 +94,6 @@ class SendsOnlyTheLastTurn(HookedAdapter):
         return body
 
 
-class EmptyContentBesideToolCalls(HookedAdapter):
-    def build_body(self, input: LLMGenerateInput) -> Body:
-        def empty_string(message: dict[str, Any]) -> None:
-            if message.get("tool_calls") and message.get("content") is None:
-                message["content"] = ""  # Bug: `message.content or ""` — the API rejects it
-
-        return _each_message(super().build_body(input), empty_string)
-
-
 class AppendsReplyToHistory(OpenAIChatAdapter):
     """Bug: keeps the conversation up to date by appending the reply to ``input.messages``."""
 
@@ -271,13 +262,6 @@ ADAPTERS: list[BrokenAdapter] = [
         "MSG-05",
         ["system_multiturn"],
         "Sends the system prompt and the last message only: the history is dropped.",
-    ),
-    broken(
-        "empty_content_beside_tool_calls",
-        EmptyContentBesideToolCalls,
-        "MSG-06",
-        ["tool_result_roundtrip"],
-        'Sends content "" on assistant turns that only carry tool calls.',
     ),
     broken(
         "appends_reply_to_history",

@@ -58,6 +58,12 @@ def from_sdk(exc: Exception, api_key: str) -> HelixError:
             f"connection failed: {exc} ({exc.__cause__!r})", api_key, PROVIDER_ERROR, True, None, exc
         )
     if isinstance(exc, openai.APIError):  # ERR-03: an error chunk inside a 200 stream
+        # OpenRouter: no type, and a numeric code that is an HTTP status (the SDK's `.code` makes it a str)
+        status = exc.body.get("code") if isinstance(exc.body, dict) else None
+        if isinstance(status, int) and not exc.type and 400 <= status <= 599:
+            code = code_for_status(status)
+            retryable = status in (408, 429) or status >= 500
+            return _error(f"stream error: {exc.message}", api_key, code, retryable, None, exc)
         kind = f"{exc.type} {exc.code}".lower()
         code = (
             PROVIDER_RATE_LIMITED

@@ -1,0 +1,101 @@
+"""Loading YAML we did not write (cassettes, baselines, foreign recordings) without letting it crash or hang us.
+
+libyaml composes nodes recursively in C: a document nested 100,000 deep overflows the C stack and kills the
+process (no exception to catch), and a few lines of anchors and aliases expand into billions of nodes (a
+"billion laughs" bomb). None of our files needs anchors, aliases or deep nesting, so ``load_yaml`` walks the
+parser's events first (iteratively, and it stops at the first offence) and refuses them, then loads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_BYTES = 64 * 1024 * 1024
+"""Largest file read: the biggest real recording we know is a few hundred KiB."""
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and sequences (a cassette needs about 8; pydantic-ai's parsed bodies ~20)."""
+MAX_NODES = 2_000_000
+"""Most mappings, sequences and scalars in one document."""
+
+
+class YamlRefused(Exception):
+    """The text is not YAML we load; the message says what is wrong (one line, without the file name)."""
+
+
+def _loader_class() -> type[yaml.SafeLoader]:
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def check_structure(text: str) -> None:
+    """Raise ``YamlRefused`` for anchors, aliases, nesting deeper than ``MAX_DEPTH`` or more than
+    ``MAX_NODES`` nodes. Syntax errors are left to the load, which reports them with a position."""
+    loader = _loader_class()(text)
+    depth = nodes = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()  # type: ignore[no-untyped-call]
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                raise YamlRefused(
+                    f"uses YAML anchors or aliases ({_line(event)}); they are not allowed here: "
+                    "write every value out"
+                )
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise YamlRefused(f"is nested more than {MAX_DEPTH} levels deep ({_line(event)})")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent, yaml.ScalarEvent)):
+                nodes += 1
+                if nodes > MAX_NODES:
+                    raise YamlRefused(f"has more than {MAX_NODES:,} values")
+    except yaml.YAMLError:
+        return  # the load says where the syntax is wrong
+    finally:
+        loader.dispose()
+
+
+def _line(event: yaml.Event) -> str:
+    mark = event.start_mark
+    return f"line {mark.line + 1}" if mark is not None else "position unknown"
+
+
+def load_yaml_text(text: str) -> Any:
+    """Parse ``text`` as one safe YAML document; ``YamlRefused`` for anything ``check_structure`` refuses
+    and for invalid YAML (the message in one line)."""
+    check_structure(text)
+    try:
+        return yaml.load(text, Loader=_loader_class())
+    except yaml.YAMLError as exc:
+        raise YamlRefused(f"is not valid YAML ({' '.join(str(exc).split())})") from None
+    except RecursionError:  # the pure-Python loader, where libyaml is missing
+        raise YamlRefused(f"is nested more than {MAX_DEPTH} levels deep") from None
+
+
+def read_yaml_file(path: Path) -> Any:
+    """Read and parse one file: ``YamlRefused`` when it is too large, unreadable, not UTF-8 text (a binary
+    file), or refused by ``load_yaml_text``. ``FileNotFoundError`` passes through for the caller to word."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise YamlRefused(f"cannot be read ({exc.strerror or exc})") from None
+    if size > MAX_BYTES:
+        raise YamlRefused(f"is {size:,} bytes; files over {MAX_BYTES // (1024 * 1024)} MiB are not read")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise YamlRefused(f"cannot be read ({exc.strerror or exc})") from None
+    if b"\x00" in raw:
+        raise YamlRefused("is a binary file, not YAML text")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise YamlRefused(f"is not UTF-8 text (byte {exc.start}): a binary file?") from None
+    return load_yaml_text(text)

@@ -1,0 +1,254 @@
+"""The harness-power tool (``tools/harness_power.py``) on small inputs: the mutants it makes, how it decides
+a mutant is not covered, which checks it selects, how it reads a suite's verdict, and its triage file.
+
+No conformance suite runs here: a mutant's suite run is replaced by a recording stand-in.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+from hpower import equivalents  # noqa: E402 (the tool's package, from tools/)
+from hpower.cli import main  # noqa: E402
+from hpower.coverage_run import EVERYWHERE, AdapterCoverage, FileCoverage, scenario_of  # noqa: E402
+from hpower.equivalents import Equivalent, EquivalentsError  # noqa: E402
+from hpower.mutation_run import (  # noqa: E402
+    CRASHED,
+    KILLED,
+    NOT_COVERED,
+    SURVIVED,
+    Outcome,
+    _verdict,
+    check_shadowing,
+    judge,
+    sample,
+)
+from hpower.mutator import Mutant, mutants_of  # noqa: E402
+from hpower.report import PoolResult, mutation_lines  # noqa: E402
+
+SAMPLE = textwrap.dedent(
+    '''\
+    """A module docstring is not mutated."""
+    import logging
+
+    logger = logging.getLogger(__name__)
+
+
+    def pick(x: int, items: list[int]) -> int | None:
+        """Nor is a function's."""
+        if x > 0 and items:
+            logger.warning("picked %s", x)
+            return items[x - 1]
+        raise ValueError("x must be positive")
+
+
+    def largest(values: list[int]) -> int:
+        found = max(
+            values,
+            default=0,
+        )
+        return found
+    '''
+)
+
+
+def _mutants() -> list[Mutant]:
+    return mutants_of(SAMPLE, "sample.py")
+
+
+def test_the_mutator_makes_the_expected_first_order_mutants() -> None:
+    made = [(m.line, m.operator, m.mutation) for m in _mutants()]
+    assert made == [
+        (9, "negate", "`x > 0 and items` -> `not (x > 0 and items)`"),
+        (9, "boolean", "`x > 0 and items` -> `x > 0 or items`"),
+        (9, "compare", "`x > 0` -> `x >= 0`"),
+        (9, "compare", "`x > 0` -> `x <= 0`"),
+        (9, "constant", "`0` -> `1`"),
+        (10, "delete", "delete `logger.warning('picked %s', x)`"),
+        (11, "return", "`return items[x - 1]` -> `return None`"),
+        (11, "arithmetic", "`x - 1` -> `x + 1`"),
+        (11, "constant", "`1` -> `0`"),
+        (12, "delete", "delete `raise ValueError('x must be positive')`"),
+        (16, "call", "`max(values, default=0)` -> `min(values, default=0)`"),
+        (18, "constant", "`0` -> `1`"),
+        (20, "return", "`return found` -> `return None`"),
+    ]
+
+
+def test_docstrings_annotations_log_and_exception_messages_are_left_alone() -> None:
+    mutated = "\n".join(m.mutation for m in _mutants())
+    for untouched in ("docstring", "Nor is", "'picked %s'` ->", "'x must be positive'` ->", "int | None"):
+        assert untouched not in mutated
+
+
+def test_a_mutant_changes_only_its_span_and_keeps_every_line_number() -> None:
+    for mutant in _mutants():
+        before, after = SAMPLE.splitlines(), mutant.mutated_source.splitlines()
+        assert len(after) == len(before), mutant.mutation
+        changed = [n for n, (a, b) in enumerate(zip(before, after), 1) if a != b]
+        assert set(changed) <= set(range(mutant.line, mutant.end_line + 1)), mutant.mutation
+        ast.parse(mutant.mutated_source)
+
+
+def test_a_mutant_behaves_differently() -> None:
+    off_by_one = next(m for m in _mutants() if m.mutation == "`x - 1` -> `x + 1`")
+    original: dict[str, object] = {}
+    mutated: dict[str, object] = {}
+    exec(compile(SAMPLE, "sample.py", "exec"), original)
+    exec(compile(off_by_one.mutated_source, "sample.py", "exec"), mutated)
+    assert original["pick"](1, [7, 8, 9]) == 7  # type: ignore[operator]
+    assert mutated["pick"](1, [7, 8, 9]) == 9  # type: ignore[operator]
+
+
+def test_a_multi_line_statement_is_reached_through_any_of_its_lines() -> None:
+    default = next(m for m in _mutants() if m.line == 18)
+    assert list(default.reach_lines) == [16, 17, 18, 19]
+    negated_if = next(m for m in _mutants() if m.mutation.startswith("`x > 0 and items` ->"))
+    assert list(negated_if.reach_lines) == [9], "an if is reached through its header, not its body"
+
+
+def _coverage(lines: dict[int, frozenset[str]]) -> AdapterCoverage:
+    file = FileCoverage(
+        "sample.py", statements=[9, 10, 11, 12, 16, 20], missing=[10, 11], scenarios_by_line=lines
+    )
+    ids = [f"helix-conformance::test_conformance[p::{s}::RES-01]" for s in ("a", "b", "c")]
+    return AdapterCoverage("openai", 2, {"sample.py": file}, ids, 1.0, True, "")
+
+
+def _recording_runner(calls: list[list[str] | None], status: str = SURVIVED):  # type: ignore[no-untyped-def]
+    def run(mutant: Mutant, coverage: AdapterCoverage, ids: list[str] | None, timeout: float) -> Outcome:
+        calls.append(ids)
+        return Outcome(mutant, status, coverage.adapter, "", None, 0.5)
+
+    return run
+
+
+def test_a_mutant_on_a_line_no_check_runs_is_not_covered_and_not_run() -> None:
+    calls: list[list[str] | None] = []
+    coverage = _coverage({9: frozenset({"a"}), 12: frozenset({"a", "b"})})
+    uncovered = next(m for m in _mutants() if m.line == 11)
+    outcome = judge(uncovered, [coverage], timeout=5, run=_recording_runner(calls))
+    assert outcome.status == NOT_COVERED
+    assert calls == []
+
+
+def test_a_covered_mutant_runs_only_the_checks_of_the_scenarios_that_reach_it() -> None:
+    calls: list[list[str] | None] = []
+    coverage = _coverage({9: frozenset({"a"}), 12: frozenset({"a", "b"}), 20: frozenset({EVERYWHERE})})
+    raised = next(m for m in _mutants() if m.line == 12)
+    assert judge(raised, [coverage], timeout=5, run=_recording_runner(calls)).status == SURVIVED
+    assert calls == [[f"helix-conformance::test_conformance[p::{s}::RES-01]" for s in ("a", "b")]]
+    at_import = next(m for m in _mutants() if m.line == 20)
+    judge(at_import, [coverage], timeout=5, run=_recording_runner(calls))
+    assert calls[-1] is None, "a line run outside any check (at import) is judged by the whole suite"
+
+
+def test_a_shared_mutant_stops_at_the_first_suite_that_kills_it() -> None:
+    calls: list[list[str] | None] = []
+    coverage = _coverage({12: frozenset({"a"})})
+    raised = next(m for m in _mutants() if m.line == 12)
+    outcome = judge(raised, [coverage, coverage], timeout=5, run=_recording_runner(calls, KILLED))
+    assert (outcome.status, len(calls)) == (KILLED, 1)
+
+
+def test_scenario_of_a_test_id() -> None:
+    assert scenario_of("helix-conformance::test_conformance[openai-chat::text_basic::RES-01]") == "text_basic"
+    recorded = "helix-conformance::test_conformance[gemini::recorded/google/x.1::STR-10]"
+    assert scenario_of(recorded) == "recorded/google/x.1"
+
+
+def test_the_verdict_of_a_suite_run() -> None:
+    failed = "....F\nFAILED helix-conformance::test_conformance[openai-chat::tool_call::RES-06] - x\n"
+    assert _verdict(1, failed, "") == (KILLED, "openai-chat::tool_call::RES-06")
+    assert _verdict(0, "2200 passed", "") == (SURVIVED, "")
+    assert _verdict(1, "VERDICT: FAIL — HARN-05\n", "")[0] == KILLED
+    assert _verdict(4, "", "ERROR: cannot import reference_adapters.openai_chat\n")[0] == CRASHED
+
+
+def test_a_sample_is_deterministic_and_in_file_order() -> None:
+    mutants = _mutants()
+    first = sample(mutants, 4, seed=3)
+    assert first == sample(mutants, 4, seed=3)
+    assert first == [m for m in mutants if m in first]
+    assert sample(mutants, 0, seed=3) == mutants
+
+
+def test_the_mutated_copy_is_imported_ahead_of_the_installed_package() -> None:
+    check_shadowing()
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "equivalent.yaml"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_the_equivalents_file_of_the_repository_is_valid() -> None:
+    for entry in equivalents.load(ROOT / "tools" / "equivalent_mutants.yaml"):
+        assert (ROOT / entry.file).is_file(), entry
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("- file: a.py\n", "missing ['line', 'mutation', 'source', 'why']"),
+        ("- {file: a.py, line: 0, mutation: m, source: s, why: w}\n", "`line` must be a positive integer"),
+        ("- {file: a.py, line: 1, mutation: m, source: s, why: ''}\n", "`why` must be a non-empty string"),
+        ("- {file: a.py, line: 1, mutation: m, source: s, why: w, extra: 1}\n", "unknown ['extra']"),
+        ("{file: a.py}\n", "expected a list of entries"),
+        ("- {file: a.py, line: 1, mutation: m, source: s, why: w}\n" * 2, "entry 2 repeats a.py:1 m"),
+    ],
+)
+def test_a_bad_equivalents_file_is_a_one_line_error(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(EquivalentsError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        equivalents.load(_write(tmp_path, text))
+
+
+def test_equivalents_are_matched_and_stale_entries_reported() -> None:
+    mutants = _mutants()
+    zero = next(m for m in mutants if m.mutation == "`0` -> `1`")
+    entries = [
+        Equivalent("sample.py", zero.line, zero.mutation, zero.source_line, "x is never 0"),
+        Equivalent("sample.py", 10, "`0` -> `1`", "logger.warning(...)", "moved"),
+        Equivalent("sample.py", zero.line, "`x > 0` -> `x >= 0`", "if x > 1 and items:", "the line changed"),
+        Equivalent("other.py", 3, "`a` -> `b`", "a", "not in this run's files"),
+    ]
+    triage = equivalents.match(entries, mutants, {"sample.py"})
+    assert list(triage.matched) == [zero.key]
+    assert [(e.line, reason.split(" ")[0]) for e, reason in triage.stale] == [(10, "no"), (9, "the")]
+
+
+def test_the_report_subtracts_equivalents_and_lists_real_survivors() -> None:
+    mutants = _mutants()
+    zero, ret, raised = (
+        next(m for m in mutants if m.line == n and m.operator == op)
+        for n, op in ((9, "constant"), (20, "return"), (12, "delete"))
+    )
+    outcomes = [
+        Outcome(zero, SURVIVED, "openai", "", 3, 1.0),
+        Outcome(ret, SURVIVED, "openai", "", None, 1.0),
+        Outcome(raised, KILLED, "openai", "p::a::RES-01", 3, 1.0),
+    ]
+    stale = Equivalent("sample.py", 99, "gone", "x", "stale")
+    triage = equivalents.Triage(
+        {zero.key: Equivalent("sample.py", 9, zero.mutation, "", "x is never 0")}, [(stale, "no such mutant")]
+    )
+    text = "\n".join(mutation_lines([PoolResult("openai", ("openai",), len(mutants), outcomes, 2.0)], triage))
+    assert "score 1/2 = 50.0%" in text
+    assert "sample.py:20" in text
+    assert "`return found` -> `return None`" in text
+    assert "x is never 0" in text.split("survivors triaged as equivalent")[1]
+    assert "sample.py:99  gone: no such mutant" in text
+
+
+def test_bad_options_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--sample", "-1"]) == 2
+    assert "--sample >= 0" in capsys.readouterr().err

@@ -1,0 +1,181 @@
+"""``python tools/harness_power.py``: coverage of the reference adapters under the conformance suite, then
+a mutation score on a deterministic sample of first-order mutants. Not part of CI: it answers, for a
+developer, which adapter code no scenario reaches and which changes no clause notices."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from pathlib import Path
+
+from . import equivalents
+from .coverage_run import AdapterCoverage, run_coverage
+from .equivalents import EquivalentsError
+from .mutation_run import NOT_COVERED, Outcome, check_shadowing, judge, sample
+from .mutator import Mutant, MutatorError, mutants_of
+from .report import PoolResult, coverage_lines, killed_lines, mutation_lines
+from .targets import ADAPTERS, ROOT, TOOLS, ToolError, check_installed, pools
+
+DEFAULT_EQUIVALENTS = TOOLS / "equivalent_mutants.yaml"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python tools/harness_power.py", description=__doc__)
+    p.add_argument("--adapter", choices=[*ADAPTERS, "all"], default="all", help="whose suite (default: all)")
+    p.add_argument(
+        "--sample",
+        type=int,
+        default=20,
+        metavar="N",
+        help="mutants per pool, drawn with --seed (0: every mutant)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    p.add_argument(
+        "--jobs", type=int, default=1, help="mutants judged at once (default 1; the suite is CPU-bound)"
+    )
+    p.add_argument("--examples", type=int, default=2, help="--helix-examples of every suite run (default 2)")
+    p.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds one mutant's suite may take (default 300)"
+    )
+    p.add_argument(
+        "--file", action="append", default=[], help="only mutants of files whose path contains this"
+    )
+    p.add_argument("--coverage-only", action="store_true", help="stop after the coverage report")
+    p.add_argument(
+        "--no-source", action="store_true", help="list uncovered line numbers without their source"
+    )
+    p.add_argument(
+        "--equivalents", type=Path, default=DEFAULT_EQUIVALENTS, help="the triaged equivalent mutants"
+    )
+    p.add_argument("--json", type=Path, help="also write every outcome to this JSON file")
+    p.add_argument("--verbose", action="store_true", help="list every sampled mutant and what killed it")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.sample < 0 or args.jobs < 1 or args.examples < 1 or args.timeout <= 0:
+        print("error: --sample >= 0, --jobs >= 1, --examples >= 1 and --timeout > 0", file=sys.stderr)
+        return 2
+    try:
+        return _run(args)
+    except (ToolError, EquivalentsError, MutatorError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    entries = equivalents.load(args.equivalents)
+    check_installed()
+    chosen = pools(args.adapter)
+    adapters = sorted({name for pool in chosen for name in pool.judges}, key=ADAPTERS.index)
+    _print(
+        f"harness power at {_commit()}, --examples={args.examples}, sample {args.sample or 'all'}, seed {args.seed}"
+    )
+    runs: dict[str, AdapterCoverage] = {}
+    for adapter in adapters:
+        _progress(f"coverage run of --adapter={adapter}...")
+        runs[adapter] = run_coverage(adapter, args.examples, max(args.timeout, 1800.0))
+    _print(*coverage_lines([runs[a] for a in adapters], source=not args.no_source))
+    if args.coverage_only:
+        _print(f"total {time.monotonic() - started:.0f} s")
+        return 0
+    if failed := [a for a in adapters if not runs[a].passed]:
+        raise ToolError(
+            f"the suite fails on the unmutated adapters ({', '.join(failed)}): no mutant can be judged"
+        )
+    check_shadowing()
+    all_mutants: list[Mutant] = []
+    results: list[PoolResult] = []
+    for pool in chosen:
+        files = [f for f in pool.files if not args.file or any(part in f for part in args.file)]
+        mutants = [m for f in files for m in mutants_of((ROOT / f).read_text(encoding="utf-8"), f)]
+        all_mutants.extend(mutants)
+        picked = sample(mutants, args.sample, args.seed)
+        pool_started = time.monotonic()
+        outcomes = _judge_all(picked, [runs[a] for a in pool.judges], args)
+        results.append(
+            PoolResult(pool.name, pool.judges, len(mutants), outcomes, time.monotonic() - pool_started)
+        )
+    files_in_scope = {m.file for m in all_mutants}
+    triage = equivalents.match(entries, all_mutants, files_in_scope)
+    _print(*mutation_lines(results, triage))
+    if args.verbose:
+        _print(*killed_lines(results))
+    if args.json:
+        _write_json(args.json, results)
+    _print(f"total {time.monotonic() - started:.0f} s")
+    return 0
+
+
+def _judge_all(
+    mutants: list[Mutant], judges: list[AdapterCoverage], args: argparse.Namespace
+) -> list[Outcome]:
+    done = 0
+
+    def one(mutant: Mutant) -> Outcome:
+        nonlocal done
+        outcome = judge(mutant, judges, timeout=args.timeout)
+        done += 1
+        if outcome.status != NOT_COVERED:
+            _progress(
+                f"[{done}/{len(mutants)}] {outcome.status:<8} {Path(mutant.file).name}:{mutant.line} "
+                f"{mutant.mutation} ({outcome.seconds:.1f} s)"
+            )
+        return outcome
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        return list(pool.map(one, mutants))
+
+
+def _write_json(path: Path, results: list[PoolResult]) -> None:
+    data = [
+        {
+            "pool": r.name,
+            "judges": list(r.judges),
+            "total": r.total,
+            "seconds": r.seconds,
+            "outcomes": [
+                {**{k: v for k, v in asdict(o).items() if k != "mutant"}, "mutant": _mutant_dict(o.mutant)}
+                for o in r.outcomes
+            ],
+        }
+        for r in results
+    ]
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def _mutant_dict(mutant: Mutant) -> dict[str, object]:
+    return {k: v for k, v in asdict(mutant).items() if k != "mutated_source"}
+
+
+def _commit() -> str:
+    """The commit measured, and whether the adapters or the harness differ from it."""
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    if head.returncode != 0:
+        return f"{ROOT} (not a git checkout)"
+    dirty = subprocess.run(
+        ["git", "-C", str(ROOT), "status", "--porcelain", "--", "reference_adapters", "helix_conformance"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    changed = " (with uncommitted changes to the adapters or the harness)" if dirty.stdout.strip() else ""
+    return f"commit {head.stdout.strip()}{changed}"
+
+
+def _print(*lines: str) -> None:
+    print("\n".join(lines), flush=True)
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
