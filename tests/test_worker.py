@@ -183,7 +183,7 @@ def test_tampering_with_the_gate_from_the_adapter_changes_nothing(adapters: pyte
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output(result)
     assert report["verdict"] == "fail"
     assert "text_basic::RES-01" in _failed(report)
-    result.stdout.fnmatch_lines(["*generate_step returned None*", "*VERDICT: FAIL*"])
+    result.stdout.fnmatch_lines(["*actual:   NoneType: None*", "*VERDICT: FAIL*"])
 
 
 def test_threads_and_atexit_handlers_left_behind_do_not_hold_pytest(adapters: pytest.Pytester) -> None:
