@@ -89,7 +89,8 @@ def _tool_result_text(content: Any, decoding: _Decoding, where: str) -> str:
     if content is None or isinstance(content, str):
         return content or ""
     if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
-        return "".join(str(b.get("text", "")) for b in content)
+        # An empty result is "", [] or no content at all; an empty text block is rejected like any other.
+        return "".join(decoding.text(b, f"{where}.content[{k}]") for k, b in enumerate(content))
     decoding.problems.append(f"{where}.content is neither a string nor a list of text blocks")
     return ""
 

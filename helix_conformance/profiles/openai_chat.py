@@ -11,7 +11,7 @@ from ..contract import AssistantMessage, Message, SystemMessage, ToolCallInfo, T
 from ..scenarios.model import HttpError, Stream, StreamError
 from . import openai_chat_summary
 from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
-from .openai_chat_stream import AZURE_FIRST_CHUNK, ChunkWriter
+from .openai_chat_stream import ChunkWriter, as_sdk_chunk, event_data
 from .summary import ResponseSummary
 
 OFF_SPEC_FINISH_REASONS = frozenset({"eos_interrupted"})
@@ -285,13 +285,8 @@ class OpenAIChatProfile(WireProfile):
     def validate_event(self, event: bytes) -> None:
         from openai.types.chat import ChatCompletionChunk
 
-        text = event.decode("utf-8").strip()
-        if text.startswith(":"):  # an SSE comment (OpenRouter keep-alive): no payload to validate
-            return
-        if not text.startswith("data: "):
-            raise ValueError(f"not a data event: {text!r:.60}")
-        payload = text[len("data: ") :]
-        if payload == "[DONE]":
+        payload = event_data(event)  # any SSE framing: lone CRs, a BOM, id:/event:/retry: lines, comments
+        if payload is None or payload == "[DONE]":
             return
         data = json.loads(payload)
         if "error" in data and "choices" not in data:
@@ -302,9 +297,8 @@ class OpenAIChatProfile(WireProfile):
         if error is not None and (not isinstance(error.get("code"), int) or "message" not in error):
             # OpenRouter sends `error` on a chunk (the SDK keeps it as an extra field), code numeric
             raise ValueError(f"OpenRouter error chunks carry a numeric code and a message: {error}")
-        if data.get("object") == "" and data.get("choices") == []:  # Azure's prompt-filter chunk
-            if set(data) != set(AZURE_FIRST_CHUNK):
-                raise ValueError(f"Azure's first chunk has other fields: {sorted(data)}")
+        data = as_sdk_chunk(data)  # Azure's, Perplexity's, Mistral's and OpenRouter's shapes checked apart
+        if data is None:
             return
         for choice in data.get("choices", []):
             # OpenAI-compatible servers send finish reasons the SDK's Literal does not list (STOP-01 "anything

@@ -48,6 +48,7 @@ from . import (
     stream_gaps,
     streaming,
     undeclared,
+    wire_gaps,
 )
 from ._anthropic_base import ANTHROPIC_BASELINE
 from ._base import BASELINE, BrokenAdapter
@@ -96,6 +97,7 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *coverage.ADAPTERS,
     *compat.ADAPTERS,
     *stream_gaps.ADAPTERS,
+    *wire_gaps.ADAPTERS,
     *anthropic_requests.ADAPTERS,
     *anthropic_responses.ADAPTERS,
     *gemini_requests.ADAPTERS,
