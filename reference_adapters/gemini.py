@@ -559,7 +559,7 @@ class GeminiAdapter:
 
 spec = AdapterSpec(
     name="gemini",
-    factory=lambda ctx: GeminiAdapter(api_key=ctx.api_key, base_url=ctx.base_url),
+    factory=lambda ctx: GeminiAdapter(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout),
     wire_profile="gemini",
     model="gemini-2.5-flash",
     # "caching": caching='auto' is honoured by sending nothing for it (CACHE-04: Gemini caches implicitly).

@@ -431,7 +431,7 @@ class OpenAIChatAdapter:
 
 spec = AdapterSpec(
     name="openai",
-    factory=lambda ctx: OpenAIChatAdapter(api_key=ctx.api_key, base_url=ctx.base_url),
+    factory=lambda ctx: OpenAIChatAdapter(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout),
     wire_profile="openai-chat",
     model="gpt-4o-mini",
     capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"}),

@@ -65,6 +65,7 @@ ERROR_BODIES: dict[int | str, tuple[str, str]] = {
     500: ("api_error", "Internal server error"),
     502: ("api_error", "Bad gateway"),
     503: ("api_error", "Service unavailable"),
+    504: ("timeout_error", "The request timed out while processing."),  # docs.claude.com/en/api/errors: 504
     529: ("overloaded_error", "Overloaded"),
     "invalid_tool_name": (
         "invalid_request_error",

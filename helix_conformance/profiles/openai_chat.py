@@ -10,7 +10,7 @@ from typing import Any
 from ..contract import AssistantMessage, Message, SystemMessage, ToolCallInfo, ToolMessage, UserMessage
 from ..scenarios.model import HttpError, Stream, StreamError
 from . import openai_chat_summary
-from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
+from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
 from .openai_chat_stream import ChunkWriter, as_sdk_chunk, event_data
 from .summary import ResponseSummary
 
@@ -178,9 +178,20 @@ class OpenAIChatProfile(WireProfile):
             "seed",
         }
     )
+    # API reference: temperature, top_p, seed, stop... are "number or null" with a default
+    null_is_unset = True
 
     def endpoint_url(self, model: str) -> str:
         return f"{self.default_base_url}/chat/completions"
+
+    def request_header_problems(self, headers: Mapping[str, str], url: str = "") -> list[str]:
+        """API reference: ``Authorization: Bearer $OPENAI_API_KEY`` and ``Content-Type: application/json``;
+        Azure OpenAI takes its key as ``api-key`` (REST reference, "Authentication")."""
+        problems = []
+        bearer = headers.get("authorization", "").lower().startswith("bearer ")
+        if not bearer and not headers.get("api-key"):
+            problems.append("no Authorization: Bearer <key> header (nor Azure's api-key)")
+        return problems + json_content_type_problems(headers)
 
     def endpoint_tail(self, recorded_path: str) -> str:
         return "/chat/completions"
@@ -207,7 +218,7 @@ class OpenAIChatProfile(WireProfile):
             tools = [self._decode_tool(raw, i, problems) for i, raw in enumerate(data["tools"] or [])]
         config: dict[str, Any] = {}
         for wire_name, canonical in _CONFIG_FIELDS.items():
-            if wire_name in data and data[wire_name] is not None:
+            if wire_name in data:  # an explicit null is kept: CFG-01 decides what it means
                 value = data[wire_name]
                 config[canonical] = (
                     [value] if canonical == "stop_sequences" and isinstance(value, str) else value
