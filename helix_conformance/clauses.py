@@ -347,7 +347,8 @@ CLAUSES: dict[str, Clause] = {
             "Provider finish reasons map as follows; no provider string ever appears as `stop_reason`. "
             "OpenAI Chat: `stop` → end_turn (also when a stop sequence matched), `tool_calls` and "
             "`function_call` → tool_use, `length` → max_tokens, `content_filter` → content_filter, `refusal` "
-            "content → refusal (SHOULD), anything else → unknown. Anthropic Messages: `end_turn` → end_turn, "
+            "content → refusal (SHOULD), anything else, or no finish_reason at all before `[DONE]`, → "
+            "unknown. Anthropic Messages: `end_turn` → end_turn, "
             "`tool_use` → tool_use, `max_tokens` and `model_context_window_exceeded` → max_tokens, `refusal` "
             "→ refusal, `stop_sequence` → stop_sequence, `pause_turn` → end_turn (SHOULD), others → unknown. "
             "Gemini: `STOP` → end_turn, or tool_use when the candidate has functionCall parts; `MAX_TOKENS` "
@@ -1015,7 +1016,9 @@ CLAUSES: dict[str, Clause] = {
             "Returning whatever was accumulated when the stream ends without `message_stop`, `[DONE]` or a "
             "finish reason, or marking the error non-retryable. With the anthropic SDK, a dropped stream "
             "raises a bare `httpx2.ReadError`/`httpx2.ReadTimeout` (not an SDK class) that a catch-all "
-            "turns into a non-retryable error."
+            "turns into a non-retryable error. Taking an OpenAI Chat stream that `[DONE]` ended for a "
+            "dropped one because no chunk carried a finish_reason (Snowflake Cortex and Novita send none): "
+            "`[DONE]` is that stream's terminal event."
         ),
     ),
     "ERR-05": Clause(

@@ -431,7 +431,7 @@ class AnthropicAdapter:
 
 spec = AdapterSpec(
     name="anthropic",
-    factory=lambda ctx: AnthropicAdapter(api_key=ctx.api_key, base_url=ctx.base_url),
+    factory=lambda ctx: AnthropicAdapter(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout),
     wire_profile="anthropic-messages",
     model="claude-haiku-4-5-20251001",
     capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"}),

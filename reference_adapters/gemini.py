@@ -205,6 +205,7 @@ class _GeminiStream:
         self._blocked = False
         self._raw: list[str] = []  # lines of raw JSON (a mid-stream error) not complete yet
         self._error: HelixError | None = None
+        self._streaming: tuple[ToolCallBuffer, dict[str, Any]] | None = None  # a call whose arguments stream
 
     @property
     def _done(self) -> bool:
@@ -305,20 +306,36 @@ class _GeminiStream:
         call = part.get("functionCall")
         if isinstance(call, dict):  # RES-06: a whole call per part, in the order the parts arrive
             await self._end_thinking()  # STR-04: the thinking block closes before what follows it
-            name, call_id, args = call.get("name"), call.get("id"), call.get("args")
-            arguments = [args if isinstance(args, str) else json.dumps(args)] if args is not None else []
-            self._calls.append(
-                ToolCallBuffer(
-                    id=call_id if isinstance(call_id, str) else "",
-                    name=name if isinstance(name, str) else "",
-                    arguments=arguments,  # RES-05: absent args -> {}; RES-04: non-objects are refused
-                )
-            )
+            self._function_call(call)
         elif isinstance(text, str) and text:  # STR-01: the final chunk's {"text": ""} is no delta
             await self._end_thinking()
             self._text.append(text)
             await self._emit.text(text)  # STR-02: as it arrives, never buffered
         # RES-12: other parts (inlineData, executableCode, ...) and unknown fields are ignored
+
+    def _function_call(self, call: dict[str, Any]) -> None:
+        """One ``functionCall`` part: a whole call, or a piece of one whose arguments stream (Vertex: the name
+        with ``willContinue``, then name-less parts of ``partialArgs``, then an empty part closing it)."""
+        name, call_id, args = call.get("name"), call.get("id"), call.get("args")
+        if not name and self._streaming is not None:
+            streamed, so_far = self._streaming
+            pieces = call.get("partialArgs")
+            for piece in pieces if isinstance(pieces, list) else ():
+                _apply_partial_arg(so_far, piece)
+            streamed.arguments = [json.dumps(so_far)]
+            if not call.get("willContinue"):
+                self._streaming = None
+            return
+        buffer = ToolCallBuffer(
+            id=call_id if isinstance(call_id, str) else "",
+            name=name if isinstance(name, str) else "",
+            # RES-05: absent args -> {}; RES-04: non-objects are refused
+            arguments=[args if isinstance(args, str) else json.dumps(args)] if args is not None else [],
+        )
+        self._calls.append(buffer)
+        self._streaming = None
+        if call.get("willContinue"):  # its arguments follow in later parts
+            self._streaming = (buffer, dict(args) if isinstance(args, dict) else {})
 
     async def _end_thinking(self) -> None:
         if self._in_thinking:  # STR-03: exactly one completion call per thinking block
@@ -372,6 +389,32 @@ class _GeminiStream:
             await self._emit.tool_call(call)
         content = text or None  # RES-07: accompanying text is kept. RES-11: sub_agent_calls is a list
         return ToolCallsStepResult(tool_calls=calls, sub_agent_calls=[], content=content, thinking=thinking)
+
+
+_PATH_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _apply_partial_arg(arguments: dict[str, Any], piece: Any) -> None:
+    """One ``partialArgs`` entry into the arguments: ``jsonPath`` ``$.a.b``, string values in fragments."""
+    path = piece.get("jsonPath") if isinstance(piece, dict) else None
+    keys = path[2:].split(".") if isinstance(path, str) and path.startswith("$.") else []
+    if not keys or not all(_PATH_KEY.fullmatch(key) for key in keys):
+        raise HelixError(f"gemini: streamed argument path {path!r} is not supported", code=PROVIDER_ERROR)
+    target = arguments
+    for key in keys[:-1]:
+        target = target.setdefault(key, {})
+        if not isinstance(target, dict):
+            raise HelixError(
+                f"gemini: streamed argument path {path!r} runs into a value", code=PROVIDER_ERROR
+            )
+    last = keys[-1]
+    if "stringValue" in piece:
+        target[last] = str(target.get(last, "")) + str(piece["stringValue"])
+    for kind in ("numberValue", "boolValue"):
+        if kind in piece:
+            target[last] = piece[kind]
+    if "nullValue" in piece:
+        target[last] = None
 
 
 def _stream_error(payload: dict[str, Any]) -> HelixError:
@@ -516,7 +559,7 @@ class GeminiAdapter:
 
 spec = AdapterSpec(
     name="gemini",
-    factory=lambda ctx: GeminiAdapter(api_key=ctx.api_key, base_url=ctx.base_url),
+    factory=lambda ctx: GeminiAdapter(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout),
     wire_profile="gemini",
     model="gemini-2.5-flash",
     # "caching": caching='auto' is honoured by sending nothing for it (CACHE-04: Gemini caches implicitly).

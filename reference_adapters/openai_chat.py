@@ -205,8 +205,14 @@ class _ChatStream:
     async def _choice(self, choice: dict[str, Any]) -> None:
         delta = choice.get("delta")
         if isinstance(delta, dict):
-            # DeepSeek sends `reasoning_content`; OpenRouter, Groq and Ollama send `reasoning`.
-            await self._reasoning(delta.get("reasoning_content") or delta.get("reasoning"))
+            # DeepSeek sends `reasoning_content`; OpenRouter, Groq and Ollama send `reasoning`; some servers
+            # (OpenRouter, Snowflake) only `reasoning_details`, which OpenRouter also sends beside `reasoning`.
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                await self._reasoning(reasoning)
+            else:
+                for piece in _reasoning_details_text(delta.get("reasoning_details")):
+                    await self._reasoning(piece)
             content = delta.get("content")
             if isinstance(content, list):  # Mistral (magistral): typed parts instead of a string
                 for part in content:
@@ -262,7 +268,7 @@ class _ChatStream:
             buffer.name = name
         if isinstance(arguments, dict):  # some compatible servers send an object, not a string
             arguments = json.dumps(arguments)
-        if isinstance(arguments, str):
+        if isinstance(arguments, str) and not _repeats_whole_call(buffer, arguments):
             buffer.arguments.append(arguments)
 
     def _slot(self, index: Any, call_id: str, position: int) -> ToolCallBuffer:
@@ -311,6 +317,30 @@ class _ChatStream:
             await self._emit.tool_call(call)
         content = text or None  # RES-07: accompanying text is kept. RES-11: sub_agent_calls is a list
         return ToolCallsStepResult(tool_calls=calls, sub_agent_calls=[], content=content, thinking=thinking)
+
+
+def _reasoning_details_text(details: Any) -> list[str]:
+    """The readable pieces of OpenRouter's ``reasoning_details``: ``reasoning.text`` and ``reasoning.summary``
+    entries (``reasoning.encrypted`` is opaque, no text)."""
+    pieces = []
+    for entry in details if isinstance(details, list) else ():
+        if isinstance(entry, dict) and entry.get("type") in ("reasoning.text", "reasoning.summary"):
+            piece = entry.get("text") if entry.get("type") == "reasoning.text" else entry.get("summary")
+            if isinstance(piece, str) and piece:
+                pieces.append(piece)
+    return pieces
+
+
+def _repeats_whole_call(buffer: ToolCallBuffer, fragment: str) -> bool:
+    """A fragment that is a whole JSON object arriving after the call's arguments already form one: the call
+    sent again whole (seen behind OpenRouter), not more of it. Appended, it would make ``{...}{...}``."""
+    if not buffer.arguments or not fragment.lstrip().startswith("{"):
+        return False
+    try:
+        json.loads("".join(buffer.arguments))
+    except ValueError:
+        return False  # the arguments so far are incomplete: this fragment continues them
+    return True
 
 
 # --- adapter --------------------------------------------------------------------------------------------
@@ -401,7 +431,7 @@ class OpenAIChatAdapter:
 
 spec = AdapterSpec(
     name="openai",
-    factory=lambda ctx: OpenAIChatAdapter(api_key=ctx.api_key, base_url=ctx.base_url),
+    factory=lambda ctx: OpenAIChatAdapter(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout),
     wire_profile="openai-chat",
     model="gpt-4o-mini",
     capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"}),

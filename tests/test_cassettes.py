@@ -10,6 +10,7 @@ import yaml
 
 from helix_conformance.authoring import main as authoring_main
 from helix_conformance.profiles import KNOWN_PROFILES, get_profile
+from helix_conformance.profiles.openai_chat_stream import event_data
 from helix_conformance.replay.cassette import CassetteError, load_cassette
 from helix_conformance.scenarios import scenarios_for
 
@@ -66,17 +67,19 @@ def test_cassette_is_authored_and_every_event_validates_against_the_sdk(path: Pa
 def test_authored_chunks_have_the_live_field_order() -> None:
     for path in CASSETTES:
         for event in _events(path):
-            if event.startswith(b":"):  # an SSE comment line (the sse_comments quirk)
+            payload = event_data(event)  # also under the sse_framing quirk (CR lines, id:/event: lines)
+            if payload is None:  # an SSE comment line (the sse_comments quirk)
                 continue
-            payload = event.decode().strip()[len("data: ") :]
             if payload != "[DONE]" and '"error"' not in payload[:10]:
                 chunk = json.loads(payload)
                 if (
                     chunk.get("object") == ""
                 ):  # Azure's prompt-filter chunk (azure_first_chunk): its own order
                     continue
-                # RES-12's unknown field, and OpenRouter's `error` on a chunk (compat_error_after_finish)
-                keys = [k for k in chunk if not k.startswith("x_helix_") and k != "error"]
+                # RES-12's unknown field, OpenRouter's `error` on a chunk (compat_error_after_finish) and
+                # Perplexity's search results (compat_completion_done_object)
+                extras = ("error", "search_results")
+                keys = [k for k in chunk if not k.startswith("x_helix_") and k not in extras]
                 assert keys == LIVE_CHUNK_KEYS, path.name
 
 

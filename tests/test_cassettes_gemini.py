@@ -47,8 +47,13 @@ def test_the_sdk_reads_each_finished_stream_to_the_expected_outcome(scenario: An
         for candidate in response.candidates or []:
             finish = candidate.finish_reason or finish
             for part in (candidate.content.parts if candidate.content else None) or []:
-                if part.function_call:
-                    calls.append((part.function_call.id, part.function_call.name, part.function_call.args))
+                call = part.function_call
+                if call and (call.name or not calls):  # a call (absent args are {}: RES-05)
+                    calls.append((call.id, call.name, dict(call.args or {})))
+                elif call:  # Vertex's streamed arguments (partial_args): pieces of the latest call
+                    for piece in call.partial_args or []:
+                        key = piece.json_path.removeprefix("$.")
+                        calls[-1][2][key] = calls[-1][2].get(key, "") + (piece.string_value or "")
                 elif part.text is not None:
                     (thoughts if part.thought else texts).append(part.text)
     expect = scenario.expect

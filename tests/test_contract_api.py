@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from typing import Any
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
@@ -10,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 from helix_conformance import contract
 from helix_conformance.contract import (
     AbortController,
+    AdapterContext,
     AdapterSpec,
     ErrorStepResult,
     HelixError,
@@ -132,3 +135,23 @@ def test_adapter_spec_rejects_unknown_capabilities() -> None:
             model="m",  # type: ignore[arg-type,return-value]
             capabilities=frozenset({"telepathy"}),
         )
+
+
+def test_adapter_context_carries_the_read_timeout_to_use() -> None:
+    """``AdapterContext.timeout``: 60 s unless the harness says otherwise; in replay a fifth of the scenario's
+    limit, so the adapter's own read timeout ends a stall before the harness gives up on the step (NT-04)."""
+    from helix_conformance.testing import run_conformance
+    from reference_adapters.openai_chat import spec as reference
+
+    assert AdapterContext(api_key="k", base_url="https://api.example").timeout == 60.0
+    seen: list[float] = []
+
+    def factory(ctx: AdapterContext) -> Any:
+        seen.append(ctx.timeout)
+        return reference.factory(ctx)
+
+    spec = dataclasses.replace(reference, factory=factory)
+    report = run_conformance(spec, scenarios=["text_basic"], clauses=["RES-01"], timeout=5.0)
+    assert [row["outcome"] for row in report["results"]] == ["passed"]
+    assert seen
+    assert set(seen) == {1.0}

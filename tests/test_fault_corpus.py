@@ -88,7 +88,7 @@ def test_the_default_sweep_is_small_and_grows_with_examples(profile_name: str) -
         for examples in runs:
             runs[examples] += len(corpus(profile, base, examples, stalls=stalls, salt=scenario.id))
         default = {v.kind for v in corpus(profile, base, stalls=stalls, salt=scenario.id)}
-        assert default >= set(KINDS) - {"stall", "html_5xx", "plain_200"}, scenario.id
+        assert default >= set(KINDS) - {"stall", "held_open", "html_5xx", "plain_200"}, scenario.id
     assert runs[DEFAULT_EXAMPLES] <= DEFAULT_RUNS_PER_PROFILE, runs
     assert runs[DEFAULT_EXAMPLES] < runs[2 * DEFAULT_EXAMPLES] < runs[FULL_SWEEP_EXAMPLES], runs
 

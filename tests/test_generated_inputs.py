@@ -9,7 +9,13 @@ from broken_adapters.generated import ADAPTERS as GENERATED_ONLY
 
 from helix_conformance.checks.context import HarnessSettings
 from helix_conformance.checks.registry import Failure
-from helix_conformance.contract import AssistantMessage, SystemMessage, ToolMessage, UserMessage  # noqa: F401
+from helix_conformance.contract import (  # noqa: F401
+    AssistantMessage,
+    SystemMessage,
+    ToolCallInfo,
+    ToolMessage,
+    UserMessage,
+)
 from helix_conformance.suite import SuiteRunner, plan_suite
 
 

@@ -33,6 +33,7 @@ from hpower.mutation_run import (  # noqa: E402
 )
 from hpower.mutator import Mutant, mutants_of  # noqa: E402
 from hpower.report import PoolResult, mutation_lines  # noqa: E402
+from hpower.targets import discover, pools  # noqa: E402
 
 SAMPLE = textwrap.dedent(
     '''\
@@ -157,6 +158,19 @@ def test_a_shared_mutant_stops_at_the_first_suite_that_kills_it() -> None:
     raised = next(m for m in _mutants() if m.line == 12)
     outcome = judge(raised, [coverage, coverage], timeout=5, run=_recording_runner(calls, KILLED))
     assert (outcome.status, len(calls)) == (KILLED, 1)
+
+
+def test_the_adapters_and_their_files_are_found_in_the_package() -> None:
+    package = discover()
+    assert package.modules["openai"] == "reference_adapters/openai_chat.py"
+    assert package.modules["anthropic"] == "reference_adapters/anthropic.py"
+    assert "reference_adapters/_gemini_schema.py" in package.files_of("gemini")
+    assert {"reference_adapters/_http.py", "reference_adapters/_sse.py"} <= set(package.shared())
+    every = [f for pool in pools(package, "all") for f in pool.files]
+    assert sorted(every) == sorted(set(every)), "in `all`, each file is mutated in one pool"
+    assert set(every) == {f for a in package.adapters for f in package.closures[a]}
+    shared = next(pool for pool in pools(package, "all") if pool.name == "shared")
+    assert set(shared.judges["reference_adapters/_http.py"]) == set(package.adapters)
 
 
 def test_scenario_of_a_test_id() -> None:

@@ -222,9 +222,13 @@ def test_garbage_bodies_are_problems_not_exceptions() -> None:
 
 
 def test_required_headers() -> None:
-    assert PROFILE.request_header_problems({"x-api-key": "k", "anthropic-version": "2023-06-01"}) == []
-    assert len(PROFILE.request_header_problems({"authorization": "Bearer k"})) == 1
-    assert len(PROFILE.request_header_problems({})) == 2
+    json_body = {"content-type": "application/json"}
+    assert (
+        PROFILE.request_header_problems({"x-api-key": "k", "anthropic-version": "2023-06-01", **json_body})
+        == []
+    )
+    assert len(PROFILE.request_header_problems({"authorization": "Bearer k", **json_body})) == 1
+    assert len(PROFILE.request_header_problems({})) == 3  # the key, the version, the content type
 
 
 def test_tool_restrictions() -> None:

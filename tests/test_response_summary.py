@@ -36,6 +36,8 @@ SPECIAL = {
     "midstream_error": "an error event in a 200 stream: the summary is an error with the provider's type",
     "midstream_overloaded": "as midstream_error",
     "midstream_rate_limit": "as midstream_error",
+    "midstream_error_data_event": "as midstream_error (Gemini's error as a data: event)",
+    "compat_duplicate_tool_ids": "the wire's ids, one id twice: the adapter makes them unique (RES-03)",
     "compat_error_after_finish": "OpenRouter: an error chunk after a finish_reason: still an error",
     "finish_tool_invalid_json": "the expected error (FIN-03) is the adapter's: the wire has invalid arguments",
     "tool_call_cut_off": "RES-10: a call cut off by max_tokens makes a text result; its arguments are broken",
@@ -91,13 +93,24 @@ def _check_special(scenario_id: str, summary: ResponseSummary) -> None:
         assert summary.stop_reason is None
         assert summary.wire_stop is None
         assert any("ended without" in problem for problem in summary.problems)
-    elif scenario_id in ("midstream_error", "midstream_overloaded", "midstream_rate_limit"):
+    elif scenario_id in (
+        "midstream_error",
+        "midstream_overloaded",
+        "midstream_rate_limit",
+        "midstream_error_data_event",
+    ):
         assert (summary.result_type, summary.stop_reason, summary.problems) == ("error", "error", ())
         assert summary.error_type
         assert summary.events[-1] == "error"  # the first error ends it (Responses: before response.failed)
     elif scenario_id == "compat_error_after_finish":
         assert (summary.result_type, summary.error_type, summary.wire_stop) == ("error", "400", "length")
         assert summary.events[-2:] == ("error", "[DONE]")
+    elif scenario_id == "compat_duplicate_tool_ids":
+        assert (summary.result_type, summary.problems) == ("tool_calls", ())
+        assert [(c.id, c.arguments) for c in summary.tool_calls] == [
+            ("call_00_dS1Dnxavoyj3671yVxnr4217", {"city": "Paris"}),
+            ("call_00_dS1Dnxavoyj3671yVxnr4217", {"city": "London"}),
+        ]
     elif scenario_id == "finish_tool_invalid_json":
         (call,) = summary.tool_calls
         assert (call.name, call.arguments_valid, call.arguments) == (

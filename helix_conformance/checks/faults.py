@@ -1,7 +1,8 @@
 """The fault corpus, judged: run a success scenario's generated faults (replay/faults.py) for one clause.
 
 Every success scenario with a recorded stream is faulted; each clause family judges its own fault kinds
-(ERR-03 error events, ERR-04 drops, ERR-05 timeouts and foreign bodies, NT-04 stalls, RES-12 unknown events)
+(ERR-03 error events, ERR-04 drops, ERR-05 timeouts and foreign bodies, NT-04 stalls and connections held
+open, RES-12 unknown events)
 and NT-01 / NT-02 judge every variant for raising, hanging or returning garbage. A clause fails on the first
 variant that breaks it; the message names the fault, its position and the base scenario.
 """
@@ -18,11 +19,12 @@ from ..contract.results import STEP_RESULT_TYPES
 from ..profiles.base import WireProfile
 from ..replay.faults import FaultVariant, corpus
 from ..replay.runner import ScenarioRun
-from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS
+from ..replay.transport import STALL_EXPIRED
+from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, STALLING
 from ..scenarios.model import AbortPlan, Scenario, Stream
 from .common import ToolCallIds, describe_result, error_message, provider_tool_call_ids, short
 from .context import CheckContext
-from .registry import NotApplicable, fail
+from .registry import fail
 
 TRACE_LINES = 14
 """How much of the faulted run's trace a failure shows (its end: where the fault hit)."""
@@ -41,8 +43,9 @@ def corpus_base(scenario: Scenario, profile: WireProfile) -> bool:
 
 
 def stall_base(scenario: Scenario, profile: WireProfile) -> bool:
-    """Stalls cost a real wait when an adapter ignores the abort, so they are few: the first scenario of
-    each stream kind (with or without tool calls, with or without thinking)."""
+    """Stalls and held-open connections cost a real wait when an adapter ignores the abort or reads on past
+    the terminal event, so they are few: the first scenario of each stream kind (with or without tool calls,
+    with or without thinking)."""
     return scenario.id in _stall_bases(profile)
 
 
@@ -64,8 +67,16 @@ def _stall_bases(profile: WireProfile) -> frozenset[str]:
 def variants(ctx: CheckContext, *clauses: str) -> list[FaultVariant]:
     """The corpus of this scenario at the positions ``--helix-examples`` pays for, for these clauses."""
     base = ctx.session.interactions()[0]
-    stalls = stall_base(ctx.scenario, ctx.profile) and "abort" in ctx.spec.capabilities
-    every = corpus(ctx.profile, base, ctx.session.settings.examples, stalls=stalls, salt=ctx.scenario.id)
+    held_open = stall_base(ctx.scenario, ctx.profile)
+    stalls = held_open and "abort" in ctx.spec.capabilities
+    every = corpus(
+        ctx.profile,
+        base,
+        ctx.session.settings.examples,
+        stalls=stalls,
+        held_open=held_open,
+        salt=ctx.scenario.id,
+    )
     return [v for v in every if not clauses or v.clause in clauses]
 
 
@@ -115,6 +126,11 @@ def judge(
     problem = _unusable(run, timeout)
     if problem:
         return problem
+    if variant.kind == "held_open" and read_until_timeout(run):
+        return (
+            "the step returned only when the read of the held-open connection timed out: it reads on after "
+            "the terminal event instead of returning on it (with no read timeout, it would hang)"
+        )
     result, expect = run.result, variant.expect
     if provider_ids is None:
         same = describe_result(result) == describe_result(unfaulted)
@@ -138,16 +154,19 @@ def judge(
     return None
 
 
+def read_until_timeout(run: ScenarioRun) -> bool:
+    """Whether a stalled read of the run waited out the client's read timeout before the step returned."""
+    returned = run.trace.returned_at()
+    expired = run.trace.of("fault", STALL_EXPIRED)
+    return bool(expired) and (returned is None or expired[0].seq < returned)
+
+
 def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
     """Fail ``ctx.clause`` on the first variant of its fault kinds (of every kind for NT-01, NT-02) that
     breaks it. NT-01 judges only raising, NT-02 only a missing or late StepResult."""
     clause = clause or ctx.clause
     generic = clause in ("NT-01", "NT-02")
-    chosen = [v for v in variants(ctx) if v.kind != "stall"] if generic else variants(ctx, clause)
-    if clause == "NT-04" and not chosen:
-        raise NotApplicable(
-            "stalls need the 'abort' capability: without it only the adapter's timeout ends one"
-        )
+    chosen = [v for v in variants(ctx) if v.kind not in STALLING] if generic else variants(ctx, clause)
     timeout = ctx.session.settings.timeout
     for variant in chosen:
         run = run_variant(ctx, variant)
@@ -156,8 +175,7 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
         elif clause == "NT-02":
             problem = _unusable(run, timeout) if run.raised is None else None
         else:
-            unfaulted = None if clause == "NT-04" else ctx.result
-            problem = judge(variant, run, unfaulted, timeout, provider_tool_call_ids(ctx))
+            problem = judge(variant, run, ctx.result, timeout, provider_tool_call_ids(ctx))
         if problem is not None:
             _fail(ctx, variant, run, problem)
 

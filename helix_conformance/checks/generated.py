@@ -1,6 +1,6 @@
 """Clauses judged over generated inputs: a scenario with ``generated`` clauses is run as written, then on
-inputs Hypothesis draws (random histories for MSG-01..05, random tool schemas for TOOL-02); each input is run
-through the adapter and judged by the clause's own check. A failing input is shrunk and printed as Python
+inputs Hypothesis draws (random histories for MSG-01..05, random tool schemas for TOOL-02/03); each input is
+run through the adapter and judged by the clause's own check. A failing input is shrunk and printed as Python
 the user can paste into a test.
 """
 
@@ -101,8 +101,9 @@ def _round(draw: Any, number: int) -> list[Any]:
 
 @st.composite
 def histories(draw: Any, scenario: Scenario) -> Scenario:
-    """A conversation the contract allows, ending where the model must answer (a user turn or tool results)."""
-    messages: list[Any] = [SystemMessage(content=draw(texts))] if draw(st.booleans()) else []
+    """A conversation the contract allows, ending where the model must answer (a user turn or tool results),
+    after none, one or two system messages (a prompt and injected instructions, MSG-01)."""
+    messages: list[Any] = [SystemMessage(content=text) for text in draw(st.lists(texts, max_size=2))]
     for number in range(draw(st.integers(1, 3))):
         messages.extend(draw(_round(number)))
     if isinstance(messages[-1], AssistantMessage):
@@ -110,7 +111,7 @@ def histories(draw: Any, scenario: Scenario) -> Scenario:
     return replace(scenario, messages=tuple(messages), tools=TOOLS)
 
 
-# --- random tool schemas (TOOL-02) ------------------------------------------------------------------
+# --- random tool schemas (TOOL-02, TOOL-03) ---------------------------------------------------------
 
 _names = st.text(string.ascii_lowercase + "_", min_size=1, max_size=10).filter(
     lambda n: not n.startswith("_")
@@ -139,9 +140,15 @@ def _object(inner: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[
         schema: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             schema["required"] = required
+        if draw(st.booleans()):  # closed, as zod-to-json-schema and MCP servers write every object
+            schema["additionalProperties"] = False
         return schema
 
     return build()
+
+
+ZOD_SCHEMA_URI = "http://json-schema.org/draft-07/schema#"
+"""The ``$schema`` zod-to-json-schema puts on every root (and so every MCP server written with zod)."""
 
 
 schemas = st.recursive(
@@ -157,12 +164,16 @@ schemas = st.recursive(
 
 @st.composite
 def tool_schemas(draw: Any, scenario: Scenario) -> Scenario:
-    """One or two tools whose input schemas are random objects."""
-    tools = tuple(
-        Tool(name=f"tool_{i}", description=draw(texts), input_schema=draw(_object(schemas)))
-        for i in range(draw(st.integers(1, 2)))
-    )
-    return replace(scenario, tools=tools)
+    """One or two tools whose input schemas are random objects, some with zod's root ``$schema``, some
+    strict (OpenAI strict mode on nested objects and arrays of objects)."""
+    tools = []
+    for i in range(draw(st.integers(1, 2))):
+        schema = draw(_object(schemas))
+        if draw(st.booleans()):
+            schema["$schema"] = ZOD_SCHEMA_URI
+        strict = draw(st.booleans())
+        tools.append(Tool(name=f"tool_{i}", description=draw(texts), input_schema=schema, strict=strict))
+    return replace(scenario, tools=tuple(tools))
 
 
 STRATEGIES: dict[str, Callable[[Scenario], st.SearchStrategy[Scenario]]] = {
@@ -230,18 +241,19 @@ def _session_of(base: ScenarioSession, variant: Scenario) -> ScenarioSession:
     schemas = [
         t.input_schema if isinstance(t.input_schema, dict) else t.input_schema.__name__ for t in variant.tools
     ]
-    key = repr((variant.messages, [t.name for t in variant.tools], schemas))
+    key = repr((variant.messages, [(t.name, t.strict) for t in variant.tools], schemas))
     if key not in base.variants:
         base.variants[key] = ScenarioSession(variant, base.profile, base.spec, base.cassettes, base.settings)
     return base.variants[key]
 
 
 def _as_python(variant: Scenario) -> str:
-    if variant.generated == ("TOOL-02",):
+    if "TOOL-02" in variant.generated:
         return (
             "tools=["
             + ", ".join(
-                f"Tool(name={t.name!r}, description={t.description!r}, input_schema={t.json_schema()!r})"
+                f"Tool(name={t.name!r}, description={t.description!r}, input_schema={t.json_schema()!r}"
+                + (", strict=True)" if t.strict else ")")
                 for t in variant.tools
             )
             + "]"

@@ -155,7 +155,7 @@ def request_matches_the_provider_format(ctx: CheckContext) -> None:
     problems += [
         f"header: {p}"
         for sent in ctx.main.trace.requests[:1]
-        for p in ctx.profile.request_header_problems(sent.headers)
+        for p in ctx.profile.request_header_problems(sent.headers, sent.url)
     ]
     if problems:
         fail(ctx, "the request body departs from the provider's request format", actual=problems)
@@ -196,7 +196,12 @@ def parameters_equivalent_to_the_input_schema(ctx: CheckContext) -> None:
         decoded = sent.get(tool.name)
         if decoded is None or not isinstance(decoded.parameters, dict):
             fail(ctx, f"tool {tool.name} was sent without a parameters schema", actual=decoded)
-        diffs = differences(tool.json_schema(), decoded.parameters, complete_only=bool(decoded.strict))
+        diffs = differences(
+            tool.json_schema(),
+            decoded.parameters,
+            complete_only=bool(decoded.strict),
+            closed_objects=ctx.profile.closes_objects(decoded),
+        )
         if diffs:
             fail(
                 ctx,
@@ -250,7 +255,10 @@ def generation_parameters_reach_the_request(ctx: CheckContext) -> None:
     config = ctx.scenario.llm_config(ctx.spec.model).model_dump()
     for name in sorted(ctx.profile.supported_config):
         value = config.get(name)
+        unset_as_null = request.config.get(name, 0) is None and ctx.profile.null_is_unset
         if value is None and name in request.config and name not in ctx.profile.required_config:
+            if unset_as_null:
+                continue  # the provider documents null as its default: as good as absent
             fail(
                 ctx,
                 f"{name} is unset but the request sets it",

@@ -195,21 +195,37 @@ def sub_agent_calls_is_a_list(ctx: CheckContext) -> None:
         fail(ctx, "sub_agent_calls must be a list", actual=_calls(ctx).sub_agent_calls)
 
 
-@check("RES-12", applies=either(named("text_quirks"), corpus_base))
+_UNKNOWN_WIRE = either(named("text_quirks"), tagged("unknown_wire"))
+"""Scenarios whose stream carries what the adapter has never seen: unknown fields, event, delta and block
+types, and SSE framing the standard allows (``unknown_wire``: a BOM, lone CRs, ``id:``/``retry:`` lines)."""
+
+
+@check("RES-12", applies=either(_UNKNOWN_WIRE, corpus_base))
 def unknown_wire_elements_are_ignored(ctx: CheckContext) -> None:
     expect = ctx.scenario.expect
     result = ctx.result
-    if ctx.scenario.id == "text_quirks" and (
-        not isinstance(result, TextStepResult) or result.content != expect.content
-    ):
+    if _UNKNOWN_WIRE(ctx.scenario, ctx.profile) and not _is_expected_outcome(ctx):
         fail(
             ctx,
-            "unknown fields or empty chunks changed the outcome",
-            expected=expect.content,
+            "unknown fields, events, blocks or SSE framing changed the outcome",
+            expected=expect.content if expect.type == "text" else [c.name for c in expect.tool_calls],
             actual=short(result),
         )
     if corpus_base(ctx.scenario, ctx.profile):  # an unknown event inserted into this success stream
         check_corpus(ctx)
+
+
+def _is_expected_outcome(ctx: CheckContext) -> bool:
+    """The result is the scenario's: its type, its text, and its tool calls' names and arguments."""
+    expect, result = ctx.scenario.expect, ctx.result
+    if isinstance(result, TextStepResult):
+        return expect.type == "text" and result.content == expect.content
+    if isinstance(result, ToolCallsStepResult):
+        got = [(c.name, c.arguments) for c in result.tool_calls]
+        return expect.type == "tool_calls" and json_equal(
+            got, [(c.name, c.arguments) for c in expect.tool_calls]
+        )
+    return False
 
 
 @check("FIN-01", applies=expects("structured_output"))

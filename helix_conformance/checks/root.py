@@ -44,6 +44,16 @@ JUDGED_WITHOUT_RESULT = frozenset({"HARN-01", "HARN-02", "HARN-04", "HARN-05"})
 would only repeat the cause (and a hang, once per variant), so they wait until the step returns."""
 
 
+HANG_OWNERS: dict[str, str] = {"stall": "NT-04", "retry_after_bound": "CFG-05"}
+"""A scenario about what must end a wait owns its hang: a stalled stream nothing ended is NT-04's failure, a
+retry hint of an hour waited for is CFG-05's; anywhere else a step that did not return is HARN-03's."""
+
+
+def hang_owner(tags: frozenset[str]) -> str:
+    """The clause a step that did not return in time is reported on, for a scenario with these tags."""
+    return next((clause for tag, clause in HANG_OWNERS.items() if tag in tags), "HARN-03")
+
+
 @dataclass(frozen=True)
 class RootCause:
     """Why a scenario's run cannot be judged by most clauses: reported once, on ``clause``."""
@@ -77,7 +87,7 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
         return RootCause("NT-01", run.setup_error, "no_result")
     if run.timed_out:
         return RootCause(
-            "HARN-03",
+            hang_owner(session.scenario.tags),
             f"generate_step did not return within {session.settings.timeout} s",
             "no_result",
             run.trace.describe(),

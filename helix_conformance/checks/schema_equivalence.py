@@ -53,6 +53,12 @@ def _type_of(schema: dict[str, Any]) -> str | None:
     return t
 
 
+FULL_DEPTH = 12
+"""How deep a full instance fills optional properties (a recursive ``$ref`` would never end). Strict tools are
+compared on full instances only, so this must reach past any nesting a real schema has: arrays of arrays of
+objects count a level each."""
+
+
 def example(schema: Any, root: dict[str, Any], *, full: bool, depth: int = 0) -> Any:
     """A valid instance: required properties only, or every property when ``full``."""
     schema = _non_null(_resolve(schema, root), root)
@@ -67,7 +73,7 @@ def example(schema: Any, root: dict[str, Any], *, full: bool, depth: int = 0) ->
         return {
             name: example(sub, root, full=full, depth=depth + 1)
             for name, sub in props.items()
-            if name in required or (full and depth < 4)
+            if name in required or (full and depth < FULL_DEPTH)
         }
     if kind == "array":
         return [example(schema.get("items", {}), root, full=full, depth=depth + 1)] if full else []
@@ -168,8 +174,23 @@ def instances(schema: dict[str, Any], *, complete_only: bool) -> list[Any]:
     return out
 
 
-def differences(original: dict[str, Any], sent: dict[str, Any], *, complete_only: bool) -> list[str]:
-    """Instances on which the two schemas disagree, described for a failure message."""
+def opened(schema: Any) -> Any:
+    """``schema`` with every ``additionalProperties: false`` dropped: what a dialect that cannot close an
+    object (Gemini's ``parameters``) can express of it."""
+    if isinstance(schema, dict):
+        return {k: opened(v) for k, v in schema.items() if not (k == "additionalProperties" and v is False)}
+    if isinstance(schema, list):
+        return [opened(v) for v in schema]
+    return schema
+
+
+def differences(
+    original: dict[str, Any], sent: dict[str, Any], *, complete_only: bool, closed_objects: bool = True
+) -> list[str]:
+    """Instances on which the two schemas disagree, described for a failure message; with
+    ``closed_objects=False`` extra properties are left aside (the sent dialect cannot forbid them)."""
+    if not closed_objects:
+        original = opened(original)
     want_validator = Draft202012Validator(original)
     got_validator = Draft202012Validator(sent)
     diffs = []

@@ -31,6 +31,10 @@ class AdapterContext:
     record_mode: RecordMode = "none"
     scripted_responses: tuple[Any, ...] = ()
     """Only for the ``scripted`` wire profile (the MockLLMAdapter): the results to play back."""
+    timeout: float = 60.0
+    """The read (idle) timeout the adapter should use, in seconds: a response that sends nothing for this long
+    is given up as ``provider_timeout`` (NT-04). In replay it is short, a fifth of ``--helix-timeout`` (2 s by
+    default), so the adapter's own timeout ends a stalled stream well before the scenario's limit."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from ..contract import (
 )
 from ..scenarios.model import HttpError, Stream, StreamError
 from . import anthropic_stream, anthropic_summary
-from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
+from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
 from .summary import ResponseSummary
 
 _CONFIG_FIELDS = {
@@ -89,7 +89,8 @@ def _tool_result_text(content: Any, decoding: _Decoding, where: str) -> str:
     if content is None or isinstance(content, str):
         return content or ""
     if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
-        return "".join(str(b.get("text", "")) for b in content)
+        # An empty result is "", [] or no content at all; an empty text block is rejected like any other.
+        return "".join(decoding.text(b, f"{where}.content[{k}]") for k, b in enumerate(content))
     decoding.problems.append(f"{where}.content is neither a string nor a list of text blocks")
     return ""
 
@@ -245,6 +246,8 @@ class AnthropicMessagesProfile(WireProfile):
     secret_headers = ("x-api-key", "authorization", "anthropic-organization-id", "cookie")
     supported_config = frozenset({"max_output_tokens", "temperature", "top_p", "top_k", "stop_sequences"})
     required_config = frozenset({"max_output_tokens"})
+    null_is_unset = False  # not nullable: `stop_sequences: SequenceNotStr[str]` in the SDK's params (nullable
+    # fields are Optional there), and "#/temperature: expected type: Number, found: Null" (x3n0cr4735/celi#91)
     round_trips_thinking = ("content", "signature", "redacted")
 
     def endpoint_url(self, model: str) -> str:
@@ -265,8 +268,9 @@ class AnthropicMessagesProfile(WireProfile):
     def response_tool_call_id(self, neutral_id: str) -> str:
         return "toolu_01" + neutral_id.split("_", 1)[-1][:22]
 
-    def request_header_problems(self, headers: Mapping[str, str]) -> list[str]:
-        problems = []
+    def request_header_problems(self, headers: Mapping[str, str], url: str = "") -> list[str]:
+        """The API overview's required headers: x-api-key, anthropic-version, content-type."""
+        problems = json_content_type_problems(headers)
         if not headers.get("anthropic-version"):
             problems.append("anthropic-version is missing (the API requires it, e.g. 2023-06-01)")
         if not headers.get("x-api-key") and not headers.get("authorization"):
@@ -295,11 +299,8 @@ class AnthropicMessagesProfile(WireProfile):
         tools = None
         if "tools" in data:
             tools = [self._decode_tool(raw, i, d) for i, raw in enumerate(data["tools"] or [])]
-        config = {
-            canonical: data[wire]
-            for wire, canonical in _CONFIG_FIELDS.items()
-            if wire in data and data[wire] is not None
-        }
+        # An explicit null is kept: the API takes none (CFG-01; AnthropicMessagesProfile.null_is_unset).
+        config = {canonical: data[wire] for wire, canonical in _CONFIG_FIELDS.items() if wire in data}
         d.problems.extend(
             f"{name} is not a Messages API field (the API rejects unknown fields)"
             for name in sorted(_FOREIGN_FIELDS & data.keys())

@@ -3,6 +3,13 @@
 Framing as in live recordings (../shared/recordings/anthropic): ``event:``/``data:`` pairs, ``data:`` lines
 padded with trailing spaces, ``ping`` events between and inside blocks, a first ``input_json_delta`` of ``""``,
 an empty ``thinking_delta`` before the ``signature_delta``, and a refusal with zero content blocks.
+
+Stream ``quirks``: ``unknown_events`` (an event, a block and a delta type no adapter has seen: RES-12),
+``unknown_fields``, ``input_at_start`` (a tool_use block whose whole ``input`` comes with its
+``content_block_start`` and no ``input_json_delta``: Bedrock and proxies), ``server_tools`` (the server-side
+tool blocks a response carries before the answer: ``server_tool_use`` with its input deltas and
+``web_search_tool_result`` as in ../shared/recordings/anthropic/test_pause_turn_web_search_streaming_vcr.yaml,
+and the MCP connector's ``mcp_tool_use``/``mcp_tool_result`` as in Vercel's ``anthropic-mcp.1.chunks.txt``).
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ ERROR_BODIES: dict[int | str, tuple[str, str]] = {
     500: ("api_error", "Internal server error"),
     502: ("api_error", "Bad gateway"),
     503: ("api_error", "Service unavailable"),
+    504: ("timeout_error", "The request timed out while processing."),  # docs.claude.com/en/api/errors: 504
     529: ("overloaded_error", "Overloaded"),
     "invalid_tool_name": (
         "invalid_request_error",
@@ -121,6 +129,7 @@ class EventWriter:
         self.count = 0
         self.index = 0
         self.events: list[str] = []
+        self.quirks: frozenset[str] = frozenset()
 
     def _roll(self, salt: str) -> int:
         self.count += 1
@@ -167,6 +176,7 @@ class EventWriter:
 
     def render(self, response: Stream | StreamError) -> bytes:
         quirks = response.quirks if isinstance(response, Stream) else frozenset()
+        self.quirks = quirks
         self._event(
             {
                 "type": "message_start",
@@ -187,6 +197,8 @@ class EventWriter:
             self._event({"type": "x_helix_future_event", "detail": {"nested": [1, 2]}})
             self._start({"type": "x_helix_future_block", "payload": "ignored by conforming adapters"})
             self._stop()
+        if "server_tools" in quirks:
+            self._server_tools()
         unknown = {"x_helix_future_field": {"nested": [1, 2]}} if "unknown_fields" in quirks else None
         ends_cleanly = isinstance(response, Stream) and response.finish is not None
         for n, part in enumerate(response.parts):
@@ -230,8 +242,10 @@ class EventWriter:
     def _part(self, part: Any, unknown: dict[str, Any] | None) -> None:
         if isinstance(part, Text):
             self._start({"type": "text", "text": ""})
-            for piece in part.chunks:
+            for n, piece in enumerate(part.chunks):
                 self._delta({"type": "text_delta", "text": piece}, unknown)
+                if n == 0 and "unknown_events" in self.quirks:  # a delta type no adapter has seen (RES-12)
+                    self._delta({"type": "x_helix_future_delta", "payload": {"nested": [1, 2]}})
         elif isinstance(part, Thinking):
             self._start({"type": "thinking", "thinking": "", "signature": ""})
             for piece in part.chunks:
@@ -243,21 +257,50 @@ class EventWriter:
             self._start({"type": "redacted_thinking", "data": part.data})
         elif isinstance(part, ToolCall):
             call_id = self.tool_id(part.id) if part.id else anthropic_id("toolu_01", self.seed + part.name)
+            whole = "input_at_start" in self.quirks  # Bedrock, proxies: the input at once, no deltas
             self._start(
                 {
                     "type": "tool_use",
                     "id": call_id,
                     "name": part.name,
-                    "input": {},
+                    "input": json.loads("".join(part.arguments) or "{}") if whole else {},
                     "caller": {"type": "direct"},
                 }
             )
+            if whole:
+                return
             self._delta({"type": "input_json_delta", "partial_json": ""})
             for i, piece in enumerate(part.arguments):
                 if i == 1:
                     self._maybe_ping()
                 self._delta({"type": "input_json_delta", "partial_json": piece})
         # A refusal has no content block at all: the stop_reason carries it.
+
+    def _server_tools(self) -> None:
+        """Server-side tool blocks, as the live API streams them: not calls for the client to run."""
+        search_id = anthropic_id("srvtoolu_01", self.seed + "web_search")
+        self._start({"type": "server_tool_use", "id": search_id, "name": "web_search", "input": {}})
+        for piece in ("", '{"query": ', '"Paris weath', 'er today"}'):
+            self._delta({"type": "input_json_delta", "partial_json": piece})
+        self._stop()
+        result = {
+            "type": "web_search_result",
+            "title": "Paris, France Weather Forecast",
+            "url": "https://www.example.com/weather/paris",
+            "encrypted_content": anthropic_id("Ev", "encrypted:" + self.seed) * 3,
+            "page_age": None,
+        }
+        self._start({"type": "web_search_tool_result", "tool_use_id": search_id, "content": [result]})
+        self._stop()
+        mcp_id = anthropic_id("mcptoolu_01", self.seed + "mcp")
+        mcp = {"type": "mcp_tool_use", "id": mcp_id, "name": "lookup", "input": {}, "server_name": "docs"}
+        self._start(mcp)
+        for piece in ("", '{"ter', 'm": "Paris"}'):
+            self._delta({"type": "input_json_delta", "partial_json": piece})
+        self._stop()
+        content = [{"type": "text", "text": "No matching page."}]
+        self._start({"type": "mcp_tool_result", "tool_use_id": mcp_id, "is_error": False, "content": content})
+        self._stop()
 
 
 def validate_event(event: bytes) -> None:
@@ -282,6 +325,13 @@ def validate_event(event: bytes) -> None:
         return
     block = data.get("content_block") or {}
     if str(block.get("type", "")).startswith("x_helix_"):
+        return
+    if str((data.get("delta") or {}).get("type", "")).startswith("x_helix_"):
+        return  # RES-12's deliberately unknown delta type
+    if str(block.get("type", "")).startswith("mcp_"):  # the MCP connector's blocks are beta types
+        from anthropic.types.beta import BetaRawContentBlockStartEvent
+
+        BetaRawContentBlockStartEvent.model_validate(data, strict=True)
         return
     if name == "message_delta" and data["delta"]["stop_reason"] in BETA_STOP_REASONS:
         BetaRawMessageDeltaEvent.model_validate(data, strict=True)

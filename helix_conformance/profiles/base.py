@@ -83,6 +83,15 @@ def sse_event_json(event: bytes) -> Any:
         return None
 
 
+def json_content_type_problems(headers: Mapping[str, str]) -> list[str]:
+    """MSG-09 for a JSON body: every provider's reference sends ``Content-Type: application/json`` (httpx sets
+    none for ``content=`` bytes, so an adapter that serialises the body itself must)."""
+    media = headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        return [f"Content-Type is {headers.get('content-type')!r}, not application/json"]
+    return []
+
+
 class WireProfile(ABC):
     """One provider protocol. Subclasses are stateless singletons registered in ``profiles.PROFILES``."""
 
@@ -99,6 +108,9 @@ class WireProfile(ABC):
     """Canonical config fields this provider has a request field for (CFG-01)."""
     required_config: frozenset[str] = frozenset()
     """Config fields the provider requires, so an adapter sends a default when unset (Anthropic max_tokens)."""
+    null_is_unset: bool = False
+    """Whether the provider documents an explicit ``null`` generation parameter as "use the default": then a
+    null for an unset parameter is as good as leaving it out (CFG-01). Decoders keep a sent null visible."""
     round_trips_thinking: tuple[str, ...] = ()
     """What of ``ThinkingContent`` the provider needs back in the history (MSG-08): none by default."""
     signatures_are_bytes: bool = False
@@ -139,6 +151,11 @@ class WireProfile(ABC):
     def error_response(self, error: HttpError) -> tuple[dict[str, str], bytes]:
         """Headers and body the provider sends with this HTTP error status."""
 
+    def closes_objects(self, tool: DecodedTool) -> bool:
+        """Whether the schema dialect ``tool`` was sent in can forbid extra properties
+        (``additionalProperties: false``); where it cannot, TOOL-02 leaves extra properties aside."""
+        return True
+
     @abstractmethod
     def tool_problems(self, tool: DecodedTool) -> list[str]:
         """Provider restrictions a sent tool violates (TOOL-03)."""
@@ -151,8 +168,9 @@ class WireProfile(ABC):
         """The tool-call id the authored stream carries for a scenario's neutral id (provider id style)."""
         return neutral_id
 
-    def request_header_problems(self, headers: Mapping[str, str]) -> list[str]:
-        """Required request headers that are missing or wrong (MSG-09); ``headers`` have lower-case names."""
+    def request_header_problems(self, headers: Mapping[str, str], url: str = "") -> list[str]:
+        """Required request headers that are missing or wrong (MSG-09); ``headers`` have lower-case names;
+        ``url`` is the request's (a provider may take the key from the query string)."""
         return []
 
     def runs_scenario(self, scenario: Scenario) -> bool:

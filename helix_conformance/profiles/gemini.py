@@ -30,7 +30,7 @@ from ..contract import (
 )
 from ..scenarios.model import HttpError, Stream, StreamError
 from . import gemini_stream, gemini_summary
-from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
+from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
 from .proto_json import bytes_value, camel, camel_keys
 from .summary import ResponseSummary
 
@@ -235,6 +235,8 @@ class GeminiProfile(WireProfile):
     secret_headers = ("x-goog-api-key", "authorization", "cookie")
     supported_config = frozenset(_CONFIG_FIELDS.values())
     round_trips_thinking = ("signature",)
+    null_is_unset = True  # proto3 JSON: "null is an accepted value for all field types and treated as the
+    # default value of the corresponding field type" (protobuf.dev/programming-guides/json)
     signatures_are_bytes = True  # Part.thoughtSignature is `bytes`: google-genai re-encodes it URL-safe
 
     def endpoint_url(self, model: str) -> str:
@@ -313,10 +315,9 @@ class GeminiProfile(WireProfile):
         if "tools" in data:
             tools = [t for i, raw in enumerate(data["tools"] or []) for t in self._decode_tools(raw, i, d)]
         generation = data.get("generationConfig") or {}
+        # An explicit null is kept: CFG-01 decides what it means (GeminiProfile.null_is_unset).
         config = {
-            canonical: generation[wire]
-            for wire, canonical in _CONFIG_FIELDS.items()
-            if generation.get(wire) is not None
+            canonical: generation[wire] for wire, canonical in _CONFIG_FIELDS.items() if wire in generation
         }
         cache = {"cachedContent": data["cachedContent"]} if "cachedContent" in data else {}
         extra = {k: v for k, v in sent.items() if camel(k) not in _INTERPRETED}  # as sent, for CFG-02
@@ -362,6 +363,23 @@ class GeminiProfile(WireProfile):
                 )
             )
         return decoded
+
+    def request_header_problems(self, headers: Mapping[str, str], url: str = "") -> list[str]:
+        """The key as the ``x-goog-api-key`` header or the ``key`` query parameter (API keys guide), or an
+        OAuth ``Authorization: Bearer`` token (OAuth quickstart); the body as ``Content-Type: application/json``."""
+        problems = []
+        keyed = "key" in parse_qs(urlsplit(url).query)
+        if not headers.get("x-goog-api-key") and not keyed and not headers.get("authorization"):
+            problems.append(
+                "no x-goog-api-key header (nor a ?key= parameter or an Authorization bearer token)"
+            )
+        return problems + json_content_type_problems(headers)
+
+    def closes_objects(self, tool: DecodedTool) -> bool:
+        """``parameters`` cannot: "additionalProperties is only supported in [Vertex AI] mode, not in Gemini
+        Developer API mode" (google-genai ``_transformers._raise_for_unsupported_mldev_properties``);
+        ``parametersJsonSchema`` is JSON Schema and can."""
+        return not isinstance(tool, GeminiTool) or "parametersJsonSchema" in tool.fields
 
     def tool_problems(self, tool: DecodedTool) -> list[str]:
         problems = []

@@ -4,7 +4,13 @@ Framing as in live recordings (../shared/recordings/google): ``data: {json}`` ev
 JSON written with ``": "`` after keys and ``,`` alone between members, a whole ``functionCall`` in one part
 (usually without an id), ``thought: true`` parts, a last chunk with an empty text part and the finishReason,
 MAX_TOKENS with no parts, a blocked prompt with no candidates, and errors in the middle of the stream written
-as raw, pretty-printed JSON rather than as an event.
+as raw, pretty-printed JSON rather than as an event. A call without arguments has no ``args`` at all
+(``FunctionCall.args`` is optional).
+
+Quirks: ``partial_args`` on a Stream streams each call's arguments as Vertex does when asked to
+(``willContinue``, ``partialArgs`` by ``jsonPath``, an empty ``functionCall`` closing the call; as in
+../shared/recordings/google/google-stream-tool-call-arguments.chunks.txt). On a StreamError, ``data_error``
+sends the error as a ``data:`` event; by default it is a raw, pretty-printed object.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ ERROR_BODIES: dict[int | str, tuple[str, str]] = {
     ),
     502: ("UNAVAILABLE", "Bad gateway."),
     503: ("UNAVAILABLE", "The model is overloaded. Please try again later."),
+    # ai.google.dev/gemini-api/docs/troubleshooting: 504 DEADLINE_EXCEEDED
+    504: ("DEADLINE_EXCEEDED", "The service is unable to finish processing within the deadline."),
     529: ("UNAVAILABLE", "The model is overloaded. Please try again later."),
     "invalid_tool_name": (
         "INVALID_ARGUMENT",
@@ -138,6 +146,19 @@ class ChunkWriter:
         chunk.update(extra or {})
         self.events.append(f"data: {_dumps(chunk)}\r\n\r\n")
 
+    def _streamed_calls(self, calls: list[dict[str, Any]], reason: str | None) -> None:
+        """Each call as Vertex streams it: its name, its arguments piece by piece, an empty call closing it."""
+        for n, call in enumerate(calls):
+            function = call["functionCall"]
+            head: dict[str, Any] = {"functionCall": {"name": function["name"], "willContinue": True}}
+            if "thoughtSignature" in call:
+                head["thoughtSignature"] = call["thoughtSignature"]
+            self._chunk([head])
+            for piece in _partial_args(function.get("args", {})):
+                self._chunk([{"functionCall": {"partialArgs": piece, "willContinue": True}}])
+            last = n == len(calls) - 1
+            self._chunk([{"functionCall": {}}], reason if last else None)
+
     def render(self, response: Stream | StreamError) -> bytes:
         quirks = response.quirks if isinstance(response, Stream) else frozenset()
         unknown = {"x_helix_future_field": {"nested": [1, 2]}} if "unknown_fields" in quirks else None
@@ -156,24 +177,34 @@ class ChunkWriter:
                     self.output_tokens += 2
                     self._chunk([text], extra=unknown)
             elif isinstance(part, ToolCall):
-                call: dict[str, Any] = {
-                    "functionCall": {"name": part.name, "args": json.loads("".join(part.arguments) or "{}")}
-                }
+                function: dict[str, Any] = {"name": part.name}
+                if part.arguments:  # no arguments at all: no `args` (FunctionCall.args is optional)
+                    function["args"] = json.loads("".join(part.arguments))
+                call: dict[str, Any] = {"functionCall": function}
                 if signature:
                     call["thoughtSignature"], signature = signature, None
                 calls.append(call)
             elif isinstance(part, Refusal):
                 raise ValueError("Gemini has no refusal message: restrict the scenario to other profiles")
+        finish = response.finish if isinstance(response, Stream) else None
+        reason = (
+            (finish.wire_value("gemini") or FINISH_REASONS.get(finish.reason, "OTHER")) if finish else None
+        )
+        if calls and "partial_args" in quirks:  # Vertex: each call's arguments streamed, then closed
+            self._streamed_calls(calls, reason)
+            return "".join(self.events).encode()
         if calls:  # Gemini sends the parallel calls of a step together, in one chunk
             self._chunk(calls)
         if isinstance(response, StreamError):
             code, status, message = STREAM_ERRORS[response.kind]
-            self.events.append(_pretty({"error": {"code": code, "message": message, "status": status}}))
+            error = {"error": {"code": code, "message": message, "status": status}}
+            if "data_error" in response.quirks:
+                self.events.append(f"data: {_dumps(error)}\r\n\r\n")
+            else:
+                self.events.append(_pretty(error))
             return "".join(self.events).encode()
-        finish = response.finish
-        if finish is None:
+        if finish is None or reason is None:
             return "".join(self.events).encode()
-        reason = finish.wire_value("gemini") or FINISH_REASONS.get(finish.reason, "OTHER")
         if reason == PROMPT_BLOCKED:
             blocked = {
                 "promptFeedback": {"blockReason": "PROHIBITED_CONTENT"},
@@ -189,6 +220,28 @@ class ChunkWriter:
         return "".join(self.events).encode()
 
 
+def _partial_args(args: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """The ``partialArgs`` pieces of one call, one list per chunk: strings in two fragments then an empty
+    last one, as the live stream sends them; other values whole."""
+    pieces: list[list[dict[str, Any]]] = []
+    for key, value in args.items():
+        path = f"$.{key}"
+        if isinstance(value, str):
+            half = len(value) // 2
+            pieces.append([{"jsonPath": path, "stringValue": value[:half], "willContinue": True}])
+            pieces.append([{"jsonPath": path, "stringValue": value[half:], "willContinue": True}])
+            pieces.append([{"jsonPath": path, "stringValue": ""}])
+        elif isinstance(value, bool):
+            pieces.append([{"jsonPath": path, "boolValue": value}])
+        elif isinstance(value, (int, float)):
+            pieces.append([{"jsonPath": path, "numberValue": value}])
+        elif value is None:
+            pieces.append([{"jsonPath": path, "nullValue": None}])
+        else:
+            raise ValueError(f"partial_args renders flat arguments only, not {key}={value!r}")
+    return pieces
+
+
 def validate_event(event: bytes) -> None:
     """Validate one event against ``google-genai``'s GenerateContentResponse (which forbids unknown fields)."""
     from google.genai import types
@@ -199,6 +252,10 @@ def validate_event(event: bytes) -> None:
             raise ValueError(f"neither a data event nor a raw error object: {text!r:.80}")
         return
     data = json.loads(text[len("data: ") :])
+    if data.keys() == {"error"}:  # the error as a data: event
+        if not {"code", "message", "status"} <= data["error"].keys():
+            raise ValueError(f"not a Google API error: {data!r:.120}")
+        return
     data.pop("x_helix_future_field", None)  # RES-12's deliberately unknown field
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the SDK only warns about an enum value it does not know

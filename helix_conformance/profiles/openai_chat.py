@@ -10,8 +10,8 @@ from typing import Any
 from ..contract import AssistantMessage, Message, SystemMessage, ToolCallInfo, ToolMessage, UserMessage
 from ..scenarios.model import HttpError, Stream, StreamError
 from . import openai_chat_summary
-from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
-from .openai_chat_stream import AZURE_FIRST_CHUNK, ChunkWriter
+from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
+from .openai_chat_stream import ChunkWriter, as_sdk_chunk, event_data
 from .summary import ResponseSummary
 
 OFF_SPEC_FINISH_REASONS = frozenset({"eos_interrupted"})
@@ -178,9 +178,20 @@ class OpenAIChatProfile(WireProfile):
             "seed",
         }
     )
+    # API reference: temperature, top_p, seed, stop... are "number or null" with a default
+    null_is_unset = True
 
     def endpoint_url(self, model: str) -> str:
         return f"{self.default_base_url}/chat/completions"
+
+    def request_header_problems(self, headers: Mapping[str, str], url: str = "") -> list[str]:
+        """API reference: ``Authorization: Bearer $OPENAI_API_KEY`` and ``Content-Type: application/json``;
+        Azure OpenAI takes its key as ``api-key`` (REST reference, "Authentication")."""
+        problems = []
+        bearer = headers.get("authorization", "").lower().startswith("bearer ")
+        if not bearer and not headers.get("api-key"):
+            problems.append("no Authorization: Bearer <key> header (nor Azure's api-key)")
+        return problems + json_content_type_problems(headers)
 
     def endpoint_tail(self, recorded_path: str) -> str:
         return "/chat/completions"
@@ -207,7 +218,7 @@ class OpenAIChatProfile(WireProfile):
             tools = [self._decode_tool(raw, i, problems) for i, raw in enumerate(data["tools"] or [])]
         config: dict[str, Any] = {}
         for wire_name, canonical in _CONFIG_FIELDS.items():
-            if wire_name in data and data[wire_name] is not None:
+            if wire_name in data:  # an explicit null is kept: CFG-01 decides what it means
                 value = data[wire_name]
                 config[canonical] = (
                     [value] if canonical == "stop_sequences" and isinstance(value, str) else value
@@ -285,13 +296,8 @@ class OpenAIChatProfile(WireProfile):
     def validate_event(self, event: bytes) -> None:
         from openai.types.chat import ChatCompletionChunk
 
-        text = event.decode("utf-8").strip()
-        if text.startswith(":"):  # an SSE comment (OpenRouter keep-alive): no payload to validate
-            return
-        if not text.startswith("data: "):
-            raise ValueError(f"not a data event: {text!r:.60}")
-        payload = text[len("data: ") :]
-        if payload == "[DONE]":
+        payload = event_data(event)  # any SSE framing: lone CRs, a BOM, id:/event:/retry: lines, comments
+        if payload is None or payload == "[DONE]":
             return
         data = json.loads(payload)
         if "error" in data and "choices" not in data:
@@ -302,9 +308,8 @@ class OpenAIChatProfile(WireProfile):
         if error is not None and (not isinstance(error.get("code"), int) or "message" not in error):
             # OpenRouter sends `error` on a chunk (the SDK keeps it as an extra field), code numeric
             raise ValueError(f"OpenRouter error chunks carry a numeric code and a message: {error}")
-        if data.get("object") == "" and data.get("choices") == []:  # Azure's prompt-filter chunk
-            if set(data) != set(AZURE_FIRST_CHUNK):
-                raise ValueError(f"Azure's first chunk has other fields: {sorted(data)}")
+        data = as_sdk_chunk(data)  # Azure's, Perplexity's, Mistral's and OpenRouter's shapes checked apart
+        if data is None:
             return
         for choice in data.get("choices", []):
             # OpenAI-compatible servers send finish reasons the SDK's Literal does not list (STOP-01 "anything

@@ -1,8 +1,10 @@
 """Reads an ``openai-chat`` response (and the OpenAI-compatible servers' variants) into a ResponseSummary.
 
 Tool calls are assembled as a conforming adapter does: by ``index``; without one (Mistral) by id, else by
-position. Reasoning comes in ``reasoning_content`` (DeepSeek), ``reasoning`` (Groq, OpenRouter, Ollama) or
-Mistral's typed ``thinking`` parts. Event labels, one per SSE item (``+`` joins what one chunk carries):
+position; a whole call sent again after its arguments are complete is not appended. Reasoning comes in
+``reasoning_content`` (DeepSeek), ``reasoning`` (Groq, OpenRouter, Ollama), ``reasoning_details`` only
+(OpenRouter, Snowflake) or Mistral's typed ``thinking`` parts. ``[DONE]`` ends the stream: without a
+finish_reason, text stops ``unknown`` (STOP-01's "anything else"). Event labels, one per SSE item (``+`` joins what one chunk carries):
 ``role`` (a delta with only the role), ``reasoning``, ``content``, ``refusal``, ``tool_calls``, ``finish``,
 ``usage``, ``empty`` (no choices and no usage: Azure's first chunk), ``delta`` (an empty delta), ``error``,
 ``[DONE]``, ``comment`` (an SSE comment: OpenRouter's keep-alive) and ``invalid`` (not a JSON object).
@@ -82,6 +84,8 @@ def summarise(status: int, headers: Mapping[str, str], body: bytes) -> ResponseS
         stop = "refusal"  # STOP-01: refusal content -> refusal, whatever the finish_reason
     elif out.wire_stop is not None:
         stop = STOP_TABLE.get(out.wire_stop, "unknown")
+    elif state.done:
+        stop = "unknown"  # [DONE] without any finish_reason (Snowflake Cortex, Novita)
     return out.summary(stop)
 
 
@@ -120,7 +124,11 @@ def _choice(state: _State, choice: dict[str, Any]) -> list[str]:
     labels: list[str] = []
     delta = choice.get("delta")
     if isinstance(delta, dict):
-        if _reasoning(out, delta.get("reasoning_content")) | _reasoning(out, delta.get("reasoning")):
+        reasoned = _reasoning(out, delta.get("reasoning_content")) | _reasoning(out, delta.get("reasoning"))
+        if not reasoned:  # OpenRouter sends reasoning_details beside reasoning: read them only alone
+            details = _details_text(delta.get("reasoning_details"))
+            reasoned = sum(_reasoning(out, piece) for piece in details) > 0
+        if reasoned:
             labels.append("reasoning")
         content = delta.get("content")
         if isinstance(content, list):  # Mistral (magistral): typed parts
@@ -155,6 +163,17 @@ def _reasoning(out: Collector, piece: Any) -> bool:
     return False
 
 
+def _details_text(details: Any) -> list[str]:
+    """The text of ``reasoning.text`` and ``reasoning.summary`` entries (``reasoning.encrypted`` has none)."""
+    pieces = []
+    for entry in details if isinstance(details, list) else ():
+        if isinstance(entry, dict):
+            piece = entry.get("text") if entry.get("type") == "reasoning.text" else entry.get("summary")
+            if entry.get("type") in ("reasoning.text", "reasoning.summary") and isinstance(piece, str):
+                pieces.append(piece)
+    return pieces
+
+
 def _typed_parts(out: Collector, parts: list[Any]) -> list[str]:
     labels: list[str] = []
     for part in parts:
@@ -184,8 +203,15 @@ def _tool_delta(state: _State, entry: dict[str, Any], position: int) -> None:
         call.name = name
     if isinstance(arguments, (dict, list)):  # some compatible servers send an object, not a string
         arguments = json.dumps(arguments)
-    if isinstance(arguments, str):
+    if isinstance(arguments, str) and not _whole_again(call, arguments):
         call.arguments.append(arguments)
+
+
+def _whole_again(call: _Call, fragment: str) -> bool:
+    """A whole JSON object arriving after the call's arguments already parse: the call repeated, not more."""
+    if not call.arguments or not fragment.lstrip().startswith("{"):
+        return False
+    return parse_arguments("".join(call.arguments))[1] and bool("".join(call.arguments).strip())
 
 
 def _slot(state: _State, index: Any, call_id: str, position: int) -> _Call:

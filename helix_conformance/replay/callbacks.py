@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any, Literal
 
 from ..contract import LLMStreamCallbacks
@@ -31,13 +31,18 @@ class _TracedAwaitable:
         self.trace.add("callback_done", name=self.name, args=self.args)
 
 
-def recording_callbacks(trace: Trace, mode: CallbackMode) -> LLMStreamCallbacks | None:
+def recording_callbacks(
+    trace: Trace, mode: CallbackMode, after: Callable[[str], None] | None = None
+) -> LLMStreamCallbacks | None:
+    """``after(name)`` runs once each call is recorded (the harness aborts from inside a callback, AB-02)."""
     if mode == "none":
         return None
 
     def make(name: str) -> Any:
         def callback(*args: Any) -> Any:
             trace.add("callback", name=name, args=args)
+            if after is not None:
+                after(name)
             if mode == "raising":
                 raise CallbackRaised(f"helix-conformance: {name} raises on purpose (STR-11)")
             if mode in ("async", "slow"):

@@ -25,6 +25,9 @@ Where the contract leaves room, these are the choices (and every outcome the con
   ``ping`` could be skipped by name, legitimately).
 * Error events, unknown events and stalls go inside the content (after the first event, up to the finish);
   the stream ends after an error event, as providers end it.
+* A held-open connection serves the whole response (or an error event) and then sends nothing, never ending
+  the body: a proxy or a keep-alive connection that outlives the stream. The terminal event ends the step;
+  an adapter that reads on until the body ends waits for its read timeout (a hang in production).
 * A profile that cannot find the finish in a cassette (``custom``) gets only the faults that need no reading
   of its format: a read timeout before the first event and the two foreign pages.
 
@@ -329,20 +332,46 @@ def _inserted(b: _Budget, stalls: bool) -> list[FaultVariant]:
     return out
 
 
+def _held_open(b: _Budget) -> list[FaultVariant]:
+    """NT-04: the connection stays open after the terminal event, and after an error event (no abort: every
+    adapter must return on the event itself)."""
+    shape, base, n = b.shape, b.base, b.shape.n
+    out = [
+        FaultVariant(
+            "held_open",
+            f"after the terminal event (event {n} of {n})",
+            _served(base, base.body, Fault("stall", n)),
+            Expectation(same_as_unfaulted=True),
+        )
+    ]
+    event = stream_error_event(b.profile, "overloaded")
+    if event is not None:
+        k = b.middle
+        body = shape.prefix(k) + event
+        served = _served(base, body, Fault("stall", len(b.profile.split_events(body))))
+        where = f"after an overloaded error event (after event {k} of {n})"
+        out.append(FaultVariant("held_open", where, served, Expectation(("provider_overloaded",))))
+    return out
+
+
 def corpus(
     profile: WireProfile,
     base: ReplayInteraction,
     examples: int = DEFAULT_EXAMPLES,
     *,
     stalls: bool = False,
+    held_open: bool | None = None,
     salt: str = "",
 ) -> list[FaultVariant]:
     """Every fault variant of one recorded success response, at the positions ``examples`` pays for;
-    ``salt`` (the scenario id) picks which of the stream-independent pages a default run serves."""
+    ``salt`` (the scenario id) picks which of the stream-independent pages a default run serves.
+    ``stalls``: stalls the harness aborts (adapters declaring 'abort'); ``held_open``: connections left open
+    after the terminal event (by default with the stalls)."""
     shape = StreamShape.of(profile, base.body)
     budget = _Budget(shape, positions_per_kind(examples), profile, base)
     if not shape.known:  # a format the profile cannot read (``custom``): only faults that need no reading
         served = _served(base, base.body, Fault("read_timeout", 0))
         timeout = Expectation(("provider_timeout",), True)
         return [FaultVariant("read_timeout", "before the first event", served, timeout), *_pages(base)]
-    return [*_ends(budget), *_foreign(budget, salt), *_inserted(budget, stalls)]
+    held = _held_open(budget) if (stalls if held_open is None else held_open) else []
+    return [*_ends(budget), *_foreign(budget, salt), *_inserted(budget, stalls), *held]

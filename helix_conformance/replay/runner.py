@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import inspect
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +34,14 @@ LATE_WORK_WAIT_S = 0.1
 """In the main run, leftover tasks and timers due this soon are let run before they are cancelled, so a
 callback fired a little after the return is seen (STR-07); conforming adapters leave nothing: no cost."""
 THREAD_GRACE_S = 2.0
+ADAPTER_TIMEOUT_SHARE = 0.2
+"""``AdapterContext.timeout`` in replay: this share of the scenario's limit (--helix-timeout), so a stall the
+adapter's own read timeout ends is over well before the harness gives up on the step (NT-04, HARN-03)."""
+
+
+def adapter_timeout(limit: float) -> float:
+    """The read timeout handed to the adapter for a scenario limited to ``limit`` seconds."""
+    return round(limit * ADAPTER_TIMEOUT_SHARE, 3)
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,9 @@ class RunOptions:
     late_wait_s: float = POST_RETURN_WAIT_S
     """How long leftover work may run after the return before it is cancelled (LATE_WORK_WAIT_S in the
     main run; variant runs, thousands under Hypothesis, keep the short wait)."""
+    abort_on_text_delta: int | None = None
+    """AB-02: the harness aborts from inside its own ``on_text_delta`` the Nth time it is called, as a caller
+    reacting to the text does; with the body in one chunk, the events read with it are still unhandled."""
 
 
 @dataclass
@@ -79,11 +92,17 @@ class ScenarioRun:
 
 
 def snapshot_input(step_input: LLMGenerateInput) -> Any:
-    """A deep, comparable picture of the input, to detect mutation (MSG-07)."""
+    """A deep, comparable picture of the input, to detect mutation (MSG-07). A dict schema is the tool's own
+    object (``Tool.json_schema`` hands it out as is): it is copied, so an edit in place shows."""
     return {
         "messages": [m.model_dump(mode="json") for m in step_input.messages],
         "tools": [
-            {"name": t.name, "description": t.description, "schema": t.json_schema(), "strict": t.strict}
+            {
+                "name": t.name,
+                "description": t.description,
+                "schema": copy.deepcopy(t.json_schema()),
+                "strict": t.strict,
+            }
             for t in step_input.tools
         ],
         "config": step_input.config.model_dump(mode="json"),
@@ -104,10 +123,30 @@ def build_input(
         tools=[t.model_copy(deep=True) for t in scenario.tools],
         config=scenario.llm_config(spec.model),
         abort_signal=controller.signal if controller else None,
-        callbacks=recording_callbacks(trace, options.callbacks),
+        callbacks=recording_callbacks(trace, options.callbacks, _abort_hook(options, controller, trace)),
         agent_id=options.agent_id,
         agent_type="conformance",
     )
+
+
+def _abort_hook(
+    options: RunOptions, controller: AbortController | None, trace: Trace
+) -> Callable[[str], None] | None:
+    """What the recording callbacks run after each call: the abort of ``abort_on_text_delta``, if planned."""
+    count = options.abort_on_text_delta
+    if count is None or controller is None:
+        return None
+    seen = [0]
+
+    def after(name: str) -> None:
+        if name != "on_text_delta":
+            return
+        seen[0] += 1
+        if seen[0] == count:
+            trace.add("abort", name="from on_text_delta")
+            controller.abort("aborted by the caller from on_text_delta")
+
+    return after
 
 
 def run_scenario(
@@ -138,7 +177,10 @@ def run_scenario(
         on_abort=(lambda: controller.abort("aborted by the harness mid-stream")) if controller else None,
     )
     context = AdapterContext(
-        api_key=REPLAY_API_KEY, base_url=base_url or profile.default_base_url, scripted_responses=scripted
+        api_key=REPLAY_API_KEY,
+        base_url=base_url or profile.default_base_url,
+        scripted_responses=scripted,
+        timeout=adapter_timeout(options.timeout),
     )
     with provider_keys_hidden((spec.api_key_env,)):  # the adapter must not find the user's real key
         _execute(run, scenario, spec, context, controller, replayer, block_network=True)

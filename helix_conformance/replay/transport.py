@@ -28,6 +28,8 @@ from .trace import SentRequest, Trace
 HTTP_LIBRARIES = ("httpx", "httpx2")
 SLOW_AFTER_ABORT_S = 0.05
 """After the harness aborts, the rest of the response trickles in this slowly (AB-02 'promptly')."""
+STALL_EXPIRED = "stall_expired"
+"""The trace's fault mark when a stalled read ran into the client's read timeout (ReadTimeout raised)."""
 
 
 class Replayer:
@@ -172,6 +174,11 @@ class _StreamBase:
             return self.lib.ReadTimeout("The read operation timed out", request=self.request)  # type: ignore[no-any-return]
         return None
 
+    def _stall_expired(self) -> None:
+        """The stalled read waited out the client's read timeout: the adapter was still reading (AB-02, NT-04
+        tell a return at the event from one at the timeout by this mark)."""
+        self.replayer.trace.add("fault", name=STALL_EXPIRED, interaction=self.index)
+
     def _mark_closed(self) -> None:
         if not self.closed:
             self.closed = True
@@ -194,6 +201,7 @@ class _AsyncReplayStream(_StreamBase):
                 self.replayer._before_chunk(self.index, len(self.chunks))
                 timeout = self.replayer._read_timeout(self.request)
                 await asyncio.sleep(timeout if timeout is not None else 3600 * 24)
+                self._stall_expired()
             error = self._fault_error()
             if error is not None:
                 raise error
@@ -214,7 +222,8 @@ class _SyncReplayStream(_StreamBase):
             if self.fault.kind == "stall":
                 self.replayer._before_chunk(self.index, len(self.chunks))
                 timeout = self.replayer._read_timeout(self.request)
-                self.replayer.stall_release.wait(timeout)
+                if not self.replayer.stall_release.wait(timeout):
+                    self._stall_expired()
             error = self._fault_error()
             if error is not None:
                 raise error

@@ -8,6 +8,8 @@ comment lines and Azure's first chunk are flags of ``text_quirks`` (RES-12) inst
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..contract import UserMessage
 from .fixtures import GET_WEATHER, call
 from .model import Exchange, Expected, Finish, Scenario, Stream, StreamError, Text, Thinking, ToolCall
@@ -18,8 +20,9 @@ TWO_CITIES = (UserMessage(content="Weather in Paris and London?"),)
 PARIS, LONDON = {"city": "Paris"}, {"city": "London"}
 
 
-def _quirky(*parts: Text | Thinking | ToolCall, quirk: str, finish: Finish) -> tuple[Exchange]:
-    return (Exchange(Stream(parts=parts, finish=finish, quirks=frozenset({quirk}))),)
+def _quirky(*parts: Text | Thinking | ToolCall, quirk: str | None, finish: Finish) -> tuple[Exchange]:
+    quirks = frozenset({quirk}) if quirk else frozenset()
+    return (Exchange(Stream(parts=parts, finish=finish, quirks=quirks)),)
 
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -128,5 +131,180 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=Expected("error", "error", error_codes=("provider_invalid_request",)),
         tags=frozenset({"stream_error", "wire_quirk"}),
         profiles=OPENAI_CHAT,
+    ),
+)
+
+
+# --- real-traffic shapes the reference adapter already handled but no scenario pinned (issue 18) ------------
+# Each comes with the evidence in docs/contract.md (RES-06, RES-08, RES-12, STOP-01, ERR-04) and a broken
+# adapter in tests/broken_adapters/stream_gaps.py that the scenario catches on its clause.
+
+TEXT_ONLY = (UserMessage(content="Say hello."),)
+HELLO = ("Hello", "!", " How can I help?")
+THINK = ("The user greets me;", " a short answer will do.")
+UNKNOWN_WIRE = frozenset({"wire_quirk", "unknown_wire"})
+"""``unknown_wire``: RES-12 judges the outcome (shapes of the wire a conforming adapter ignores)."""
+
+
+def _text(
+    quirk: str, *, reason: str = "end_turn", tags: frozenset[str] = frozenset({"wire_quirk"})
+) -> dict[str, Any]:
+    """The common body of a text scenario whose stream carries one quirk."""
+    return {
+        "messages": TEXT_ONLY,
+        "exchanges": _quirky(Text(HELLO), quirk=quirk, finish=Finish("end_turn")),
+        "expect": Expected("text", reason, content="".join(HELLO)),  # type: ignore[arg-type]
+        "tags": tags,
+        "profiles": OPENAI_CHAT,
+    }
+
+
+def _two_calls(quirk: str | None, first: str, second: str) -> dict[str, Any]:
+    """Two parallel get_weather calls (Paris, London) whose stream carries one quirk."""
+    return {
+        "messages": TWO_CITIES,
+        "tools": (GET_WEATHER,),
+        "exchanges": _quirky(
+            ToolCall(first, "get_weather", ('{"ci', 'ty": "Pa', 'ris"}')),
+            ToolCall(second, "get_weather", ('{"city', '": "Lon', 'don"}')),
+            quirk=quirk,
+            finish=TOOL_USE,
+        ),
+        "expect": Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(
+                call(first if first != second else "", "get_weather", PARIS),
+                call(second if first != second else "", "get_weather", LONDON),
+            ),
+        ),
+        "requires": frozenset({"parallel_tool_calls"}),
+        "tags": frozenset({"wire_quirk"}),
+        "profiles": OPENAI_CHAT,
+    }
+
+
+SCENARIOS += (
+    Scenario(
+        id="compat_interleaved_tool_calls",
+        description="Both calls' heads, then their argument fragments in turn (call 0, call 1, call 0...), told "
+        "apart by `index` only (gateways turning the Responses API's parallel calls into chunks).",
+        **_two_calls(
+            "interleaved_tool_calls", "call_Il3aVe9dQ2xR7tY1uI4oP6aS", "call_Il8bWf0eR3yS8uZ2vJ5pQ7bT"
+        ),
+    ),
+    Scenario(
+        id="compat_tool_deltas_by_id",
+        description="Tool-call deltas without `index` whose every fragment repeats the call's id: the id "
+        "continues its call (servers that omit `index`: Ollama, Gemini's OpenAI-compatible endpoint).",
+        **_two_calls("tool_deltas_by_id", "call_Bi4dGh7jK0lM3nO6pQ9rS2tU", "call_Bi5eHi8kL1mN4oP7qR0sT3uV"),
+    ),
+    Scenario(
+        id="compat_tool_calls_without_ids",
+        description='Two tool calls whose id is "" (Gemini\'s OpenAI-compatible endpoint): the adapter makes '
+        "up ids, non-empty and unique in the step (RES-03).",
+        **_two_calls(None, "", ""),
+    ),
+    Scenario(
+        id="compat_duplicate_tool_ids",
+        description="Two tool calls carrying the same id (GLM, DeepSeek, Kimi reuse one): both returned, with "
+        "ids unique in the step (RES-03).",
+        **_two_calls(None, "call_00_dS1Dnxavoyj3671yVxnr4217", "call_00_dS1Dnxavoyj3671yVxnr4217"),
+    ),
+    Scenario(
+        id="compat_repeated_whole_call",
+        description="After its fragments, the call is sent again whole in one more delta (id, name, all the "
+        "arguments): one call, its arguments once, not `{...}{...}`.",
+        messages=(UserMessage(content="Weather in Paris?"),),
+        tools=(GET_WEATHER,),
+        exchanges=_quirky(
+            ToolCall("call_Rw6hJk9lZ2xC5vB8nM1qW4eR", "get_weather", ('{"city": ', '"Paris"}')),
+            quirk="repeated_whole_call",
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(call("call_Rw6hJk9lZ2xC5vB8nM1qW4eR", "get_weather", PARIS),),
+        ),
+        tags=frozenset({"wire_quirk"}),
+        profiles=OPENAI_CHAT,
+    ),
+    Scenario(
+        id="compat_typed_content_parts",
+        description='Reasoning as Mistral\'s typed content parts (`content: [{"type": "thinking", ...}]`, '
+        "magistral), the answer as plain content: the parts are the step's thinking, not text.",
+        messages=TEXT_ONLY,
+        exchanges=_quirky(
+            Thinking(THINK), Text(HELLO), quirk="typed_content_parts", finish=Finish("end_turn")
+        ),
+        expect=Expected("text", "end_turn", content="".join(HELLO), thinking="".join(THINK)),
+        requires=frozenset({"thinking"}),
+        tags=frozenset({"wire_quirk"}),
+        profiles=OPENAI_CHAT,
+    ),
+    Scenario(
+        id="compat_reasoning_details",
+        description="Reasoning only in `delta.reasoning_details` (`reasoning.text` entries, then an encrypted "
+        "one), never `reasoning` (OpenRouter, Snowflake): still the step's thinking.",
+        messages=TEXT_ONLY,
+        exchanges=_quirky(Thinking(THINK), Text(HELLO), quirk="reasoning_details", finish=Finish("end_turn")),
+        expect=Expected("text", "end_turn", content="".join(HELLO), thinking="".join(THINK)),
+        requires=frozenset({"thinking"}),
+        tags=frozenset({"wire_quirk"}),
+        profiles=OPENAI_CHAT,
+    ),
+    Scenario(
+        id="compat_done_without_finish_reason",
+        description="Text, then the usage chunk and `[DONE]`, no chunk with a finish_reason (Snowflake Cortex, "
+        "Novita): `[DONE]` ends the stream, so it is a complete step whose stop reason is unknown.",
+        **_text("no_finish_reason", reason="unknown"),
+    ),
+    Scenario(
+        id="compat_tool_calls_done_without_finish_reason",
+        description="A tool call, then `[DONE]`, no finish_reason anywhere: a complete tool-calls step (RES-09).",
+        messages=(UserMessage(content="Weather in Paris?"),),
+        tools=(GET_WEATHER,),
+        exchanges=_quirky(
+            ToolCall("call_Nf2rT5yU8iO1pA4sD7fG0hJk", "get_weather", ('{"city', '": "Paris"}')),
+            quirk="no_finish_reason",
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(call("call_Nf2rT5yU8iO1pA4sD7fG0hJk", "get_weather", PARIS),),
+        ),
+        tags=frozenset({"wire_quirk"}),
+        profiles=OPENAI_CHAT,
+    ),
+    Scenario(
+        id="compat_annotation_after_finish",
+        description="After the finish chunk, a chunk whose choice has no `delta`, only content-filter results "
+        "(Azure's asynchronous filter): ignored; the step ends as the finish chunk said.",
+        **_text("annotation_after_finish", tags=UNKNOWN_WIRE),
+    ),
+    Scenario(
+        id="compat_completion_done_object",
+        description='The finish_reason rides on a chunk of `"object": "chat.completion.done"` with search '
+        "results (Perplexity's concise stream mode): it still ends the step.",
+        **_text("completion_done_object"),
+    ),
+    Scenario(
+        id="compat_usage_resets_finish",
+        description="The usage chunk after the finish chunk repeats the choice with `finish_reason: null` "
+        "(OpenRouter): the finish reason already given stands.",
+        **_text("usage_resets_finish"),
+    ),
+    Scenario(
+        id="compat_empty_refusal",
+        description='Every delta carries `"refusal": ""` (Snowflake): an empty refusal is no refusal.',
+        **_text("empty_refusal"),
+    ),
+    Scenario(
+        id="compat_sse_framing",
+        description="What the SSE standard allows and OpenAI never sends: a byte-order mark, lines ended by a lone "
+        "CR, `id:` and `event: message` lines on every event, a `retry:` line (RES-12).",
+        **_text("sse_framing", tags=UNKNOWN_WIRE),
     ),
 )

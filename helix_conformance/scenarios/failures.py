@@ -40,7 +40,9 @@ HTTP_STATUS_TABLE: tuple[tuple[int, str, bool], ...] = (
 )
 
 
-def _http_scenario(status: int, code: str, retryable: bool) -> Scenario:
+def _http_scenario(
+    status: int, code: str, retryable: bool, profiles: frozenset[str] | None = None
+) -> Scenario:
     return Scenario(
         id=f"http_{status}",
         description=f"HTTP {status} with the provider's error body maps to {code} (retryable={retryable}).",
@@ -49,8 +51,51 @@ def _http_scenario(status: int, code: str, retryable: bool) -> Scenario:
         exchanges=(Exchange(HttpError(status)),),
         expect=Expected("error", "error", error_codes=(code,), retryable=retryable, status_code=status),
         tags=frozenset({"http_error"}),
+        profiles=profiles,
     )
 
+
+# --- What real adapters get wrong (issue 18): waits nothing ends, statuses and retries the table missed ----
+
+DOCUMENTED_504: tuple[tuple[int, str, bool], ...] = ((504, "provider_error", True),)
+"""A 504 is "other 5xx" (ERR-01): Anthropic documents it as ``timeout_error``, Gemini as ``DEADLINE_EXCEEDED``;
+OpenAI documents no 504 body, so ``http_504`` exists for those two profiles only."""
+
+WAITS: tuple[Scenario, ...] = (
+    Scenario(
+        id="stall_read_timeout",
+        description="The stream stalls forever after some text and nothing aborts the step: the adapter's own "
+        "read timeout (AdapterContext.timeout) must end it (NT-04), as provider_timeout.",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(Reuse("text_basic"), fault=Fault("stall", after_events=2)),),
+        expect=Expected("error", "error", error_codes=("provider_timeout", "provider_error")),
+        tags=frozenset({"stall"}),
+    ),
+    Scenario(
+        id="retry_after_too_long",
+        description="A 429 whose retry hint asks for an hour, then success: a hint over two minutes is not "
+        "waited for (CFG-05 'bounded', as the openai SDK does); the retry comes after the adapter's own backoff.",
+        messages=HELLO_Q,
+        config={"max_retries": 2},
+        exchanges=(Exchange(HttpError(429, retry_after_ms=3_600_000)), Exchange(Reuse("text_basic"))),
+        expect=Expected("text", "end_turn", content="Hello! How can I help you today?"),
+        requires=frozenset({"retries"}),
+        tags=frozenset({"retry", "retry_after_bound"}),
+    ),
+    Scenario(
+        id="retry_529_then_success",
+        description="Anthropic's 529 overloaded_error, then success: retried like any overload (CFG-03).",
+        messages=HELLO_Q,
+        config={"max_retries": 2},
+        exchanges=(Exchange(HttpError(529)), Exchange(Reuse("text_basic"))),
+        expect=Expected("text", "end_turn", content="Hello! How can I help you today?"),
+        requires=frozenset({"retries"}),
+        tags=frozenset({"retry"}),
+        profiles=frozenset({"anthropic-messages"}),
+    ),
+)
+"""Stalls no abort rescues, an unbounded retry hint, and 529 retried (issue 18)."""
 
 LONG_TEXT = tuple(f"word{i} " for i in range(12))
 
@@ -305,4 +350,6 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=Expected("error", "error", error_codes=("provider_invalid_request",)),
         tags=frozenset({"invalid_tool"}),
     ),
+    *(_http_scenario(*row, profiles=frozenset({"anthropic-messages", "gemini"})) for row in DOCUMENTED_504),
+    *WAITS,
 )

@@ -17,6 +17,7 @@ CorpusKind = Literal[
     "stream_error",
     "unknown_event",
     "stall",
+    "held_open",
 ]
 
 KINDS: dict[CorpusKind, tuple[str, str]] = {
@@ -57,9 +58,18 @@ KINDS: dict[CorpusKind, tuple[str, str]] = {
         "the stream stalls forever and the step is aborted: request_aborted or provider_timeout before the "
         "timeout (adapters declaring 'abort'; one scenario per stream shape)",
     ),
+    "held_open": (
+        "NT-04",
+        "the whole response, or an error event, then the connection stays open and sends nothing: the result of "
+        "the terminal event ([DONE], message_stop, Gemini's finish chunk) or of the error event, returned without "
+        "waiting for the body to end (every adapter; one scenario per stream shape)",
+    ),
 }
 """Each fault kind: the clause that judges it and what a conforming adapter returns. Every variant is also
-judged by NT-01 (never raises) and NT-02 (a valid StepResult in time), stalls aside (NT-04's)."""
+judged by NT-01 (never raises) and NT-02 (a valid StepResult in time), stalls and held-open connections
+aside (NT-04's)."""
+STALLING: frozenset[CorpusKind] = frozenset({"stall", "held_open"})
+"""Kinds whose body never ends: only NT-04 judges them (a hang would otherwise be reported once per clause)."""
 
 DEFAULT_EXAMPLES = 5
 """``--helix-examples`` at its default: each kind is tried at its few default positions."""
@@ -78,12 +88,13 @@ LABELS: dict[CorpusKind, str] = {
     "stream_error": "provider error event",
     "unknown_event": "unknown event inserted",
     "stall": "stream stalls",
+    "held_open": "connection held open",
 }
 """How a failure message names each kind, followed by its position."""
 
 
 def kinds_of(clause: str) -> list[CorpusKind]:
-    """The fault kinds ``clause`` judges (NT-01 and NT-02 judge every kind but stalls)."""
+    """The fault kinds ``clause`` judges (NT-01 and NT-02 judge every kind but the stalling ones)."""
     if clause in ("NT-01", "NT-02"):
-        return [kind for kind in KINDS if kind != "stall"]
+        return [kind for kind in KINDS if kind not in STALLING]
     return [kind for kind, (judged_by, _) in KINDS.items() if judged_by == clause]

@@ -20,7 +20,9 @@ not async, unrecorded URLs: dangerous to a harness, reported on their clause), a
 Anthropic Messages, and ``gemini_requests`` (MSG, TOOL, CFG-01, CACHE-04) and ``gemini_responses`` (STR,
 RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has its own rules; ``faults``
 (ERR-03/04/05, RES-12, all three profiles) holds the bugs only the generated fault corpus catches, and
-``recorded`` the ones only real traffic catches (``recorded/...`` scenarios, from ``cassettes/recorded``).
+``recorded`` the ones only real traffic catches (``recorded/...`` scenarios, from ``cassettes/recorded``);
+``timeouts`` (NT-04, AB-02), ``retry_gaps`` (CFG-03/05, ERR-01, RES-10) and ``request_gaps`` (MSG, TOOL,
+CFG-01) the bugs from the field the suite missed until issue 18 (all profiles).
 """
 
 from __future__ import annotations
@@ -40,14 +42,18 @@ from . import (
     minted_ids,
     naive,
     recorded,
+    request_gaps,
     requests,
     responses_requests,
     responses_stream,
     results,
+    retry_gaps,
     slow_callbacks,
     stream_gaps,
     streaming,
+    timeouts,
     undeclared,
+    wire_gaps,
 )
 from ._anthropic_base import ANTHROPIC_BASELINE
 from ._base import BASELINE, BrokenAdapter
@@ -96,6 +102,7 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *coverage.ADAPTERS,
     *compat.ADAPTERS,
     *stream_gaps.ADAPTERS,
+    *wire_gaps.ADAPTERS,
     *anthropic_requests.ADAPTERS,
     *anthropic_responses.ADAPTERS,
     *gemini_requests.ADAPTERS,
@@ -109,4 +116,7 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *late_callbacks.ADAPTERS,
     *minted_ids.ADAPTERS,
     *recorded.ADAPTERS,
+    *timeouts.ADAPTERS,
+    *retry_gaps.ADAPTERS,
+    *request_gaps.ADAPTERS,
 ]

@@ -92,7 +92,7 @@ class BrokenAdapter:
 class AdapterClass(Protocol):
     """What ``broken`` builds adapters with: a class taking the reference adapter's keyword arguments."""
 
-    def __call__(self, *, api_key: str, base_url: str) -> LLMAdapter: ...
+    def __call__(self, *, api_key: str, base_url: str, timeout: float) -> LLMAdapter: ...
 
 
 def broken(
@@ -111,7 +111,7 @@ def broken(
     (by default the OpenAI Chat one; ``_anthropic_base.broken_anthropic`` for the Messages API)."""
     spec = AdapterSpec(
         name=f"broken-{name}",
-        factory=lambda ctx: adapter(api_key=ctx.api_key, base_url=ctx.base_url),
+        factory=lambda ctx: adapter(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout),
         wire_profile=wire_profile,
         model=model,
         capabilities=capabilities,

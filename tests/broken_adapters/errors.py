@@ -340,9 +340,10 @@ ADAPTERS: list[BrokenAdapter] = [
     broken(
         "polls_abort_between_chunks",
         PollsAbortBetweenChunks,
-        "NT-04",
+        "AB-02",
         ["stall_midstream"],
-        "Checks the abort signal only when a chunk arrives and has no idle timeout: a stall hangs the step.",
+        "Checks the abort signal only when a chunk arrives and has no idle timeout: a stall ends only when "
+        "the read times out, not at the abort.",
     ),
     broken(
         "ignores_abort_signal",

@@ -10,6 +10,7 @@ Retries are LangChain's (``max_retries``).
 from __future__ import annotations
 
 import base64
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -96,14 +97,16 @@ STOP: dict[str, dict[str, StopReason]] = {
 FINISH_KEY = {"openai": "finish_reason", "anthropic": "stop_reason", "gemini": "finish_reason"}
 
 
-def _model(provider: str, config: LLMConfig, api_key: str, base_url: str | None) -> BaseChatModel:
+def _model(
+    provider: str, config: LLMConfig, api_key: str, base_url: str | None, timeout: float
+) -> BaseChatModel:
     options = dict((config.provider_options or {}).get(provider) or {})
     common: dict[str, Any] = {
         "model": config.model,
         "api_key": api_key,
         "base_url": base_url,
         "max_retries": config.max_retries,
-        "timeout": 60,
+        "timeout": timeout,  # NT-04: the read timeout the caller asks for
         "temperature": config.temperature,
         "max_tokens": config.max_output_tokens,
         "top_p": config.top_p,
@@ -177,6 +180,9 @@ def _ai_message(provider: str, m: AssistantMessage) -> AIMessage:
         extra[GEMINI_SIGNATURES] = {
             calls[0]["id"]: thinking.signature
         }  # as ChatGoogleGenerativeAI returns it
+    if provider == "gemini" and thinking is not None and thinking.signature and not calls and m.content:
+        block = {"type": "text", "text": m.content, "extras": {"signature": thinking.signature}}
+        return AIMessage(content=[block])  # as ChatGoogleGenerativeAI returns a signed text part
     return AIMessage(content=m.content, tool_calls=calls, additional_kwargs=extra)
 
 
@@ -191,7 +197,10 @@ def _pieces(content: Any) -> list[tuple[str, str]]:
         elif isinstance(block, dict) and block.get("type") == "text":
             pieces.append(("text", block.get("text") or ""))
         elif isinstance(block, dict) and block.get("type") in ("thinking", "reasoning"):
-            pieces.append(("thinking", block.get("thinking") or block.get("reasoning") or ""))
+            value = block.get("thinking") or block.get("reasoning") or ""
+            if isinstance(value, list):  # Mistral: a list of text parts
+                value = "".join(p.get("text") or "" for p in value if isinstance(p, dict))
+            pieces.append(("thinking", value if isinstance(value, str) else ""))
     return pieces
 
 
@@ -205,6 +214,11 @@ def _proof(provider: str, message: AIMessageChunk) -> tuple[str | None, list[str
                 signature = str(block["signature"])
             elif isinstance(block, dict) and block.get("type") == "redacted_thinking" and block.get("data"):
                 redacted.append(str(block["data"]))
+    if provider == "gemini" and isinstance(message.content, list):  # a text part's, in the block's extras
+        for block in message.content:
+            extras = block.get("extras") if isinstance(block, dict) else None
+            if isinstance(extras, dict) and extras.get("signature"):
+                signature = str(extras["signature"])
     if provider == "gemini":
         for value in (message.additional_kwargs.get(GEMINI_SIGNATURES) or {}).values():
             signature = base64.b64encode(value).decode() if isinstance(value, bytes) else str(value)
@@ -246,7 +260,10 @@ ERRORS: dict[str, Callable[[Exception, str], HelixError]] = {
 
 
 class LangChainAdapter:
-    def __init__(self, *, profile: str, provider: str, api_key: str, base_url: str | None) -> None:
+    def __init__(
+        self, *, profile: str, provider: str, api_key: str, base_url: str | None, timeout: float
+    ) -> None:
+        self._timeout = timeout
         self._profile = profile
         self._provider = provider
         self._api_key = api_key
@@ -265,13 +282,17 @@ class LangChainAdapter:
         )
 
     async def _stream(self, input: LLMGenerateInput, emit: _glue.SafeCallbacks) -> StepResult:
-        model = _model(self._provider, input.config, self._api_key, self._base_url)
+        model = _model(self._provider, input.config, self._api_key, self._base_url, self._timeout)
         runnable: Any = model
         if input.tools:
             tools = [
                 {
                     "type": "function",
-                    "function": {"name": t.name, "description": t.description, "parameters": t.json_schema()},
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": copy.deepcopy(t.json_schema()),
+                    },
                 }
                 for t in input.tools
             ]
@@ -319,7 +340,11 @@ class LangChainAdapter:
 def _spec(name: str, profile: str, provider: str, model: str, cls: str) -> AdapterSpec:
     def factory(ctx: AdapterContext) -> LangChainAdapter:
         return LangChainAdapter(
-            profile=profile, provider=provider, api_key=ctx.api_key, base_url=ctx.base_url
+            profile=profile,
+            provider=provider,
+            api_key=ctx.api_key,
+            base_url=ctx.base_url,
+            timeout=ctx.timeout,
         )
 
     return AdapterSpec(

@@ -9,6 +9,7 @@ LiteLLM puts on them. LiteLLM sends through aiohttp by default, which the harnes
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else the import fetches it from the network
 
 import litellm
+from litellm.exceptions import MidStreamFallbackError
 
 from helix_conformance.contract import (
     AdapterContext,
@@ -33,9 +35,30 @@ from . import _glue
 
 litellm.disable_aiohttp_transport = True  # aiohttp is LiteLLM's default transport: not interceptable
 litellm.telemetry = False
-litellm.drop_params = True  # LiteLLM's documented switch: leave out what the provider has no field for
 litellm.suppress_debug_info = True  # else every exception also prints a "Give Feedback" banner to stdout
 
+SUPPORTED = {  # the generation parameters each provider has (LiteLLM refuses the others unless drop_params)
+    "openai-chat": {
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "presence_penalty",
+        "frequency_penalty",
+        "stop",
+        "seed",
+    },
+    "anthropic-messages": {"max_tokens", "temperature", "top_p", "top_k", "stop"},
+    "gemini": {
+        "max_tokens",
+        "temperature",
+        "top_p",
+        "top_k",
+        "presence_penalty",
+        "frequency_penalty",
+        "stop",
+        "seed",
+    },
+}
 STOP: dict[str, StopReason] = {  # LiteLLM normalises every provider's reason to OpenAI's values
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -61,7 +84,13 @@ def _messages(input: LLMGenerateInput) -> list[dict[str, Any]]:
                     }
                     for c in m.tool_calls
                 ]
-            if m.thinking is not None and m.thinking.signature:  # Gemini's, where LiteLLM reads them
+            if (
+                m.thinking is not None and m.thinking.signature and m.tool_calls
+            ):  # Gemini's, as LiteLLM returns
+                message["tool_calls"][0]["provider_specific_fields"] = {
+                    "thought_signature": m.thinking.signature
+                }
+            elif m.thinking is not None and m.thinking.signature:
                 message["provider_specific_fields"] = {"thought_signatures": [m.thinking.signature]}
             if m.thinking is not None:  # LiteLLM's documented way to send reasoning back
                 message["thinking_blocks"] = [
@@ -80,26 +109,36 @@ def _tools(input: LLMGenerateInput) -> list[dict[str, Any]]:
     return [
         {
             "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.json_schema()},
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": copy.deepcopy(t.json_schema()),  # the caller's own dict otherwise (MSG-07)
+            },
         }
         for t in input.tools
     ]
 
 
 def _error(exc: Exception) -> HelixError:
-    if isinstance(exc, litellm.MidStreamFallbackError) and exc.original_exception is not None:
+    if isinstance(exc, MidStreamFallbackError) and exc.original_exception is not None:
         exc = exc.original_exception  # LiteLLM's wrapper for its Router: the provider's error is inside
     status = getattr(exc, "status_code", None)
     timeout = isinstance(exc, litellm.Timeout)
     if isinstance(exc, litellm.RateLimitError):
         status = 429
+        body = getattr(exc, "body", None)  # the provider's error object, kept by LiteLLM
+        if isinstance(body, dict) and "insufficient_quota" in (body.get("code"), body.get("type")):
+            error = _glue.error_for(exc, status)
+            error.retryable = False  # ERR-08: a quota, not a rate
+            return error
     return _glue.error_for(exc, status if isinstance(status, int) else None, timeout=timeout)
 
 
 class LiteLLMAdapter:
     def __init__(
-        self, *, profile: str, prefix: str, provider: str, api_key: str, base_url: str | None
+        self, *, profile: str, prefix: str, provider: str, api_key: str, base_url: str | None, timeout: float
     ) -> None:
+        self._timeout = timeout
         self._profile = profile
         self._prefix = prefix
         self._provider = provider
@@ -120,7 +159,7 @@ class LiteLLMAdapter:
             "api_key": self._api_key,
             "api_base": self._base_url,
             "num_retries": config.max_retries,
-            "timeout": 60,
+            "timeout": self._timeout,  # NT-04: the read timeout the caller asks for
         }
         if input.tools:
             kwargs["tools"] = _tools(input)
@@ -134,10 +173,13 @@ class LiteLLMAdapter:
             "stop": list(config.stop_sequences) if config.stop_sequences is not None else None,
             "seed": config.seed,
         }
-        kwargs.update((k, v) for k, v in params.items() if v is not None)
+        supported = SUPPORTED[self._profile]  # CFG-01: what the provider has no field for is left out
+        kwargs.update((k, v) for k, v in params.items() if v is not None and k in supported)
         if config.headers:
             kwargs["extra_headers"] = dict(config.headers)
-        kwargs.update((config.provider_options or {}).get(self._provider) or {})
+        options = (config.provider_options or {}).get(self._provider)
+        if options:  # CFG-02: LiteLLM merges extra_body into the provider's request body
+            kwargs["extra_body"] = copy.deepcopy(options)
         return kwargs
 
     async def _stream(self, input: LLMGenerateInput, emit: _glue.SafeCallbacks) -> StepResult:
@@ -207,7 +249,12 @@ class LiteLLMAdapter:
 def _spec(name: str, profile: str, prefix: str, provider: str, model: str) -> AdapterSpec:
     def factory(ctx: AdapterContext) -> LiteLLMAdapter:
         return LiteLLMAdapter(
-            profile=profile, prefix=prefix, provider=provider, api_key=ctx.api_key, base_url=ctx.base_url
+            profile=profile,
+            prefix=prefix,
+            provider=provider,
+            api_key=ctx.api_key,
+            base_url=ctx.base_url,
+            timeout=ctx.timeout,
         )
 
     return AdapterSpec(

@@ -20,14 +20,14 @@ from .equivalents import EquivalentsError
 from .mutation_run import NOT_COVERED, Outcome, check_shadowing, judge, sample
 from .mutator import Mutant, MutatorError, mutants_of
 from .report import PoolResult, coverage_lines, killed_lines, mutation_lines
-from .targets import ADAPTERS, ROOT, TOOLS, ToolError, check_installed, pools
+from .targets import ROOT, TOOLS, ToolError, check_installed, discover, pools
 
 DEFAULT_EQUIVALENTS = TOOLS / "equivalent_mutants.yaml"
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python tools/harness_power.py", description=__doc__)
-    p.add_argument("--adapter", choices=[*ADAPTERS, "all"], default="all", help="whose suite (default: all)")
+    p.add_argument("--adapter", default="all", help="a reference adapter's name, or all (default)")
     p.add_argument(
         "--sample",
         type=int,
@@ -74,16 +74,21 @@ def _run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     entries = equivalents.load(args.equivalents)
     check_installed()
-    chosen = pools(args.adapter)
-    adapters = sorted({name for pool in chosen for name in pool.judges}, key=ADAPTERS.index)
+    package = discover()
+    if args.adapter not in (*package.adapters, "all"):
+        raise ToolError(
+            f"unknown adapter {args.adapter!r}; the reference adapters: {', '.join(package.adapters)}, all"
+        )
+    chosen = pools(package, args.adapter)
+    adapters = [a for a in package.adapters if any(a in pool.adapters for pool in chosen)]
     _print(
         f"harness power at {_commit()}, --examples={args.examples}, sample {args.sample or 'all'}, seed {args.seed}"
     )
-    runs: dict[str, AdapterCoverage] = {}
-    for adapter in adapters:
-        _progress(f"coverage run of --adapter={adapter}...")
-        runs[adapter] = run_coverage(adapter, args.examples, max(args.timeout, 1800.0))
-    _print(*coverage_lines([runs[a] for a in adapters], source=not args.no_source))
+    _progress(f"coverage runs of {', '.join(adapters)} ({args.jobs} at a time)...")
+    with ThreadPoolExecutor(max_workers=args.jobs) as executor:
+        measured = executor.map(lambda a: run_coverage(a, args.examples, max(args.timeout, 1800.0)), adapters)
+        runs = dict(zip(adapters, measured))
+    _print(*coverage_lines([runs[a] for a in adapters], package, source=not args.no_source))
     if args.coverage_only:
         _print(f"total {time.monotonic() - started:.0f} s")
         return 0
@@ -100,10 +105,9 @@ def _run(args: argparse.Namespace) -> int:
         all_mutants.extend(mutants)
         picked = sample(mutants, args.sample, args.seed)
         pool_started = time.monotonic()
-        outcomes = _judge_all(picked, [runs[a] for a in pool.judges], args)
-        results.append(
-            PoolResult(pool.name, pool.judges, len(mutants), outcomes, time.monotonic() - pool_started)
-        )
+        outcomes = _judge_all(picked, {f: [runs[a] for a in pool.judges[f]] for f in files}, args)
+        seconds = time.monotonic() - pool_started
+        results.append(PoolResult(pool.name, pool.adapters, len(mutants), outcomes, seconds))
     files_in_scope = {m.file for m in all_mutants}
     triage = equivalents.match(entries, all_mutants, files_in_scope)
     _print(*mutation_lines(results, triage))
@@ -116,13 +120,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _judge_all(
-    mutants: list[Mutant], judges: list[AdapterCoverage], args: argparse.Namespace
+    mutants: list[Mutant], judges: dict[str, list[AdapterCoverage]], args: argparse.Namespace
 ) -> list[Outcome]:
     done = 0
 
     def one(mutant: Mutant) -> Outcome:
         nonlocal done
-        outcome = judge(mutant, judges, timeout=args.timeout)
+        outcome = judge(mutant, judges[mutant.file], timeout=args.timeout)
         done += 1
         if outcome.status != NOT_COVERED:
             _progress(

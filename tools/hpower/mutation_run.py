@@ -59,21 +59,23 @@ def judge(
 ) -> Outcome:
     """Run the suites that reach the mutant, one after another, until one notices it."""
     runner = run or run_suite
-    reached = False
     last: Outcome | None = None
+    ran: list[str] = []
     spent = 0.0
     for coverage in judges:
         file = coverage.files.get(mutant.file)
         scenarios = file.reached_by(mutant.reach_lines) if file is not None else None
         if scenarios is None:
             continue
-        reached = True
         last = runner(mutant, coverage, coverage.ids_for(scenarios), timeout)
+        ran.append(coverage.adapter)
         spent += last.seconds
         if last.status in DETECTED:
             break
-    if not reached or last is None:
+    if last is None:
         return Outcome(mutant, NOT_COVERED)
+    if last.status not in DETECTED:
+        last.adapter = "+".join(ran)  # every suite that reaches it let it through
     last.seconds = spent
     return last
 

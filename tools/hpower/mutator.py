@@ -73,6 +73,7 @@ _BINOP_SWAPS: dict[type[ast.operator], type[ast.operator]] = {
     ast.LShift: ast.RShift,
     ast.RShift: ast.LShift,
 }
+_GENERICS = frozenset({"dict", "list", "tuple", "set", "frozenset", "type"})
 _CALL_SWAPS = {"min": "max", "max": "min", "any": "all", "all": "any"}
 _LOG_RECEIVERS = frozenset({"logger", "logging", "log", "warnings"})
 _EXCEPTION_NAME = re.compile(r"^[A-Z]\w*(Error|Exception|Warning|Stalled|Aborted)$")
@@ -148,10 +149,21 @@ def _walk(node: ast.AST, *, in_message: bool) -> Iterator[_Site]:
     for name, value in ast.iter_fields(node):
         if name in ("annotation", "returns", "decorator_list", "type_comment"):
             continue
+        if name == "slice" and _is_generic_type(node):
+            continue  # `Callable[[X], Y | Z]` in a type alias: a type, not a computation
         children = value if isinstance(value, list) else [value]
         for child in children:
             if isinstance(child, ast.AST):
                 yield from _walk(child, in_message=in_message or _is_message_field(node, name, child))
+
+
+def _is_generic_type(node: ast.AST) -> bool:
+    """A subscript of a capitalised or builtin generic name: ``Callable[...]``, ``dict[str, Any]``."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    value = node.value
+    name = value.id if isinstance(value, ast.Name) else value.attr if isinstance(value, ast.Attribute) else ""
+    return (name[:1].isupper() and not name.isupper()) or name in _GENERICS
 
 
 def _is_docstring_or_ellipsis(node: ast.Expr) -> bool:

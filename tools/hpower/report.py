@@ -10,7 +10,7 @@ from pathlib import Path
 from .coverage_run import AdapterCoverage, FileCoverage, merged, missing_ranges
 from .equivalents import Triage
 from .mutation_run import CRASHED, DETECTED, KILLED, NOT_COVERED, SURVIVED, TIMEOUT, UNJUDGED, Outcome
-from .targets import ROOT, SHARED_FILES, rel
+from .targets import ROOT, Package
 
 
 @dataclass
@@ -24,26 +24,28 @@ class PoolResult:
     seconds: float
 
 
-def coverage_lines(runs: Sequence[AdapterCoverage], *, source: bool = True) -> list[str]:
-    """Per adapter run: covered % per file and the uncovered ranges with their source text."""
+def coverage_lines(runs: Sequence[AdapterCoverage], package: Package, *, source: bool = True) -> list[str]:
+    """Per adapter run: covered % per file it owns or shares, and the uncovered ranges with their source."""
     out: list[str] = []
+    shared = package.shared()
     for run in runs:
         verdict = "suite passed" if run.passed else f"SUITE FAILED on the unmutated adapters: {run.tail}"
         out.append(
             f"== line coverage under `pytest --adapter={run.adapter} --helix-examples={run.examples}`"
             f" ({len(run.test_ids)} checks, {run.seconds:.0f} s under coverage; {verdict}) =="
         )
-        files = [f for f in run.files.values() if f.statements]
+        owned = package.files_of(run.adapter)
+        files = [f for f in run.files.values() if f.statements and f.file in owned]
         out.extend(_table(files))
         for cov in files:
             out.extend(_uncovered(cov, source=source))
         out.append("")
     if len(runs) > 1:
-        shared = [m for m in (merged(list(runs), rel(name)) for name in SHARED_FILES) if m is not None]
+        combined = [m for m in (merged(list(runs), name) for name in shared) if m is not None]
         adapters = ", ".join(run.adapter for run in runs)
         out.append(f"== shared modules, missed only if no suite runs them ({adapters}) ==")
-        out.extend(_table(shared))
-        for cov in shared:
+        out.extend(_table(combined))
+        for cov in combined:
             out.extend(_uncovered(cov, source=source))
         out.append("")
     return out

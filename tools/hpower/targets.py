@@ -3,6 +3,7 @@ suite is started (a pytest subprocess in a directory of its own, as a user runs 
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -13,14 +14,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "reference_adapters"
 TOOLS = ROOT / "tools"
 
-OWN_FILES: dict[str, tuple[str, ...]] = {
-    "openai": ("openai_chat.py",),
-    "anthropic": ("anthropic.py",),
-    "gemini": ("gemini.py", "_gemini_schema.py"),
-}
-SHARED_FILES = ("_http.py", "_sse.py")
-ADAPTERS = tuple(OWN_FILES)
-
 
 class ToolError(Exception):
     """A problem the developer must fix before measuring (one line, says what to do)."""
@@ -28,35 +21,119 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class Pool:
-    """Mutants of ``files``; one is killed when the suite of any adapter in ``judges`` fails on it."""
+    """Mutants of ``files``. A mutant of a file is killed when the suite of any adapter in ``judges[file]``
+    (the adapters that import it) fails on it."""
 
     name: str
     files: tuple[str, ...]
-    judges: tuple[str, ...]
+    judges: dict[str, tuple[str, ...]]
+
+    @property
+    def adapters(self) -> tuple[str, ...]:
+        found = [a for f in self.files for a in self.judges[f]]
+        return tuple(dict.fromkeys(found))
 
 
-def rel(name: str) -> str:
+def rel(path: Path) -> str:
     """A file of the package as reported: ``reference_adapters/<name>``."""
-    return f"reference_adapters/{name}"
+    return f"{PACKAGE.name}/{path.name}"
 
 
-def pools(adapter: str) -> list[Pool]:
-    """One adapter: its files and the shared ones, judged by its suite. ``all``: each adapter's own files,
-    and the shared files judged by all three suites."""
+@dataclass(frozen=True)
+class Package:
+    """The reference adapters as found in the package: each adapter's name (its ``AdapterSpec(name=...)``)
+    and module, and the files each one runs (its module and what it imports from the package)."""
+
+    modules: dict[str, str]
+    closures: dict[str, tuple[str, ...]]
+
+    @property
+    def adapters(self) -> tuple[str, ...]:
+        return tuple(self.modules)
+
+    def files_of(self, adapter: str) -> tuple[str, ...]:
+        """What the adapter runs, without other adapters' modules (measured under their own suites)."""
+        others = {m for a, m in self.modules.items() if a != adapter}
+        return tuple(f for f in self.closures[adapter] if f not in others)
+
+    def judges(self, file: str) -> tuple[str, ...]:
+        """The adapters whose suite runs ``file``."""
+        return tuple(a for a in self.adapters if file in self.closures[a])
+
+    def shared(self) -> tuple[str, ...]:
+        """Files that are no adapter's own module and that several adapters run."""
+        own = set(self.modules.values())
+        files = dict.fromkeys(f for a in self.adapters for f in self.closures[a])
+        return tuple(f for f in files if f not in own and len(self.judges(f)) > 1)
+
+
+def discover() -> Package:
+    """Every module of the package with a module-level ``spec = AdapterSpec(name="...")`` is an adapter."""
+    imports: dict[str, set[str]] = {}
+    modules: dict[str, str] = {}
+    for path in sorted(PACKAGE.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imports[rel(path)] = {
+            f"{PACKAGE.name}/{node.module}.py"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+        }
+        name = _spec_name(tree)
+        if name is not None:
+            modules[name] = rel(path)
+    if not modules:
+        raise ToolError(f"no adapter found in {PACKAGE}: no module defines `spec = AdapterSpec(name=...)`")
+    closures: dict[str, tuple[str, ...]] = {}
+    for name, module in modules.items():
+        seen: dict[str, None] = {}
+        todo = [module]
+        while todo:
+            file = todo.pop(0)
+            if file not in seen and file in imports:
+                seen[file] = None
+                todo.extend(sorted(imports[file]))
+        closures[name] = tuple(seen)
+    return Package(modules, closures)
+
+
+def _spec_name(tree: ast.Module) -> str | None:
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "spec" for t in node.targets)
+            and isinstance(node.value, ast.Call)
+        ):
+            for keyword in node.value.keywords:
+                if keyword.arg == "name" and isinstance(keyword.value, ast.Constant):
+                    return str(keyword.value.value)
+    return None
+
+
+def pools(package: Package, adapter: str) -> list[Pool]:
+    """One adapter: its module and the package files it runs, judged by its suite alone. ``all``: each adapter's module with the
+    files only it runs, judged by every adapter that imports them; then the shared files, judged by all
+    the adapters that run them."""
     if adapter != "all":
-        files = tuple(rel(f) for f in OWN_FILES[adapter] + SHARED_FILES)
-        return [Pool(adapter, files, (adapter,))]
-    own = [Pool(name, tuple(rel(f) for f in files), (name,)) for name, files in OWN_FILES.items()]
-    return [*own, Pool("shared", tuple(rel(f) for f in SHARED_FILES), ADAPTERS)]
+        files = package.files_of(adapter)
+        return [Pool(adapter, files, dict.fromkeys(files, (adapter,)))]
+    shared = package.shared()
+    chosen: list[Pool] = []
+    for name in package.adapters:
+        own = tuple(f for f in package.closures[name] if f not in shared and package.judges(f)[0] == name)
+        chosen.append(Pool(name, own, {f: package.judges(f) for f in own}))
+    chosen.append(Pool("shared", shared, {f: package.judges(f) for f in shared}))
+    return [pool for pool in chosen if pool.files]
 
 
 def suite_args(adapter: str, examples: int) -> list[str]:
-    """The conformance suite as the mutants are judged by it (``-p pytester`` is the project's, not ours)."""
+    """The conformance suite as the mutants are judged by it. Strict: a SHOULD clause that fails has noticed
+    the mutant too (without ``--helix-strict`` it is reported as xfailed and the gate passes)."""
     return [
         sys.executable,
         "-m",
         "pytest",
         f"--adapter={adapter}",
+        "--helix-strict",
         "-q",
         "-p",
         "no:cacheprovider",

@@ -14,8 +14,9 @@ __all__ = ["AnthropicSDKAdapter", "spec"]
 
 
 def _factory(ctx: AdapterContext) -> AnthropicSDKAdapter:
-    """Called for every scenario run: in replay the key is a dummy and the base URL the provider's."""
-    return AnthropicSDKAdapter(api_key=ctx.api_key, base_url=ctx.base_url)
+    """Called for every scenario run: in replay the key is a dummy, the base URL the provider's and the timeout
+    short (a stalled stream must end by the adapter's own read timeout, NT-04)."""
+    return AnthropicSDKAdapter(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout)
 
 
 spec = AdapterSpec(

@@ -108,6 +108,8 @@ class AnthropicSDKAdapter:
             try:
                 async for event in stream:  # STR-02: each event handled as it arrives
                     await accumulator.add(event)
+                    if accumulator.done:  # NT-04: message_stop ends the step; the SDK would read on to EOF
+                        break
                 return await accumulator.result()
             except Exception as exc:  # SDK errors, and our HelixErrors for invalid or truncated streams
                 raise _StreamFailed(exc) from exc

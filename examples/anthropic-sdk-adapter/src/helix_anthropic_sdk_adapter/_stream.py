@@ -72,6 +72,11 @@ class EventAccumulator:
         self._stop_reason: str | None = None
         self._done = False
 
+    @property
+    def done(self) -> bool:
+        """``message_stop`` arrived: the response is complete, whether or not the body ends (NT-04)."""
+        return self._done
+
     async def add(self, event: Any) -> None:
         """One event: callbacks for it fire now, before the next one is read (STR-02, STR-04)."""
         kind = _get(event, "type")

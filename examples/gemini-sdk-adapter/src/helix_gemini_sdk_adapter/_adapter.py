@@ -127,6 +127,8 @@ class GeminiSDKAdapter:
             async for chunk in stream:  # STR-02: each chunk handled as it arrives
                 started = True
                 await accumulator.add(chunk)
+                if accumulator.done:  # NT-04: the finish chunk ends the step; the SDK would read on to EOF
+                    break
             return await accumulator.result()
         except Exception as exc:  # SDK errors, and our HelixErrors for invalid or truncated streams
             if not started and (isinstance(exc, httpx.TransportError) or _http_error(exc)):

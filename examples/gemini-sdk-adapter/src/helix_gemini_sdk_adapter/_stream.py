@@ -62,6 +62,12 @@ class ChunkAccumulator:
         self._calls: list[_Call] = []
         self._finish_reason: str | None = None
         self._blocked = False
+        self._streaming: _Call | None = None  # a call whose arguments arrive in pieces (Vertex partialArgs)
+
+    @property
+    def done(self) -> bool:
+        """A finish reason (or a blocked prompt) arrived: Gemini sends nothing after that chunk (NT-04)."""
+        return self._finish_reason is not None or self._blocked
 
     async def add(self, chunk: Any) -> None:
         """One chunk: callbacks for its parts fire now, before the next chunk is read (STR-02, STR-04)."""
@@ -91,13 +97,27 @@ class ChunkAccumulator:
             return
         if part.function_call is not None:  # RES-06: a whole call per part, in the order parts arrive
             await self._end_thinking()  # STR-04: the thinking block closes before what follows it
-            call = part.function_call
-            self._calls.append(_Call(call.id or "", call.name or "", call.args))
+            self._function_call(part.function_call)
         elif part.text:  # STR-01: the final chunk's empty text is no delta
             await self._end_thinking()
             self._text.append(part.text)
             await self._emit.text(part.text)
         # RES-12: other parts (inline_data, executable_code, ...) are not ours to handle
+
+    def _function_call(self, call: Any) -> None:
+        """A whole call, or a piece of one whose arguments stream (Vertex, when asked: the name with
+        ``will_continue``, then name-less ``partial_args`` parts, then an empty part closing the call)."""
+        if not call.name and self._streaming is not None:
+            for piece in call.partial_args or ():
+                _apply(self._streaming.args, piece)
+            if not call.will_continue:
+                self._streaming = None
+            return
+        self._calls.append(_Call(call.id or "", call.name or "", call.args))
+        self._streaming = None
+        if call.will_continue:
+            self._calls[-1].args = dict(call.args or {})
+            self._streaming = self._calls[-1]
 
     async def _end_thinking(self) -> None:
         if self._in_thinking:  # STR-03: exactly one completion call per thinking block
@@ -145,3 +165,26 @@ def _parse_all(calls: list[_Call]) -> list[ParsedToolCall]:
         call_id = call.id if call.id and call.id not in taken else f"call_{uuid.uuid4().hex}"
         parsed.append(ParsedToolCall(id=call_id, name=call.name, arguments=arguments))
     return parsed
+
+
+def _apply(arguments: dict[str, Any], piece: Any) -> None:
+    """One streamed argument (``json_path`` ``$.a.b``; string values arrive in fragments)."""
+    path = piece.json_path or ""
+    keys = path[2:].split(".") if path.startswith("$.") else []
+    if not keys or not all(key.isidentifier() for key in keys):
+        raise HelixError(f"gemini: streamed argument path {path!r} is not supported", code=PROVIDER_ERROR)
+    target = arguments
+    for key in keys[:-1]:
+        target = target.setdefault(key, {})
+        if not isinstance(target, dict):
+            raise HelixError(
+                f"gemini: streamed argument path {path!r} runs into a value", code=PROVIDER_ERROR
+            )
+    if piece.string_value is not None:
+        target[keys[-1]] = str(target.get(keys[-1], "")) + piece.string_value
+    elif piece.number_value is not None:
+        target[keys[-1]] = piece.number_value
+    elif piece.bool_value is not None:
+        target[keys[-1]] = piece.bool_value
+    elif piece.null_value is not None:
+        target[keys[-1]] = None

@@ -20,6 +20,7 @@ from helix_conformance.contract import (
 
 from ._abort import Aborted, until_aborted
 from ._callbacks import SafeCallbacks
+from ._done import saw_done, watch_for_done
 from ._errors import aborted, from_sdk
 from ._request import create_kwargs
 from ._retry import retry_delay
@@ -55,7 +56,9 @@ class OpenAISDKAdapter:
             base_url=base_url,
             max_retries=0,
             timeout=timeout,
-            http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context(), timeout=timeout),
+            http_client=openai.DefaultAsyncHttpxClient(
+                verify=_tls_context(), timeout=timeout, event_hooks={"response": [watch_for_done]}
+            ),
         )
 
     async def generate_step(self, input: LLMGenerateInput) -> StepResult:
@@ -108,6 +111,6 @@ class OpenAISDKAdapter:
             try:
                 async for chunk in stream:  # STR-02: each chunk handled as it arrives
                     await accumulator.add(chunk)
-                return await accumulator.result()
+                return await accumulator.result(done=saw_done(stream.response))
             except Exception as exc:  # SDK errors, and our HelixErrors for invalid or truncated streams
                 raise _StreamFailed(exc) from exc

@@ -72,8 +72,17 @@ class ChunkAccumulator:
                 self._finish_reason = reason
 
     async def _delta(self, delta: Any) -> None:
-        # DeepSeek sends `reasoning_content`, OpenRouter/Groq/Ollama `reasoning`: extra fields on the model
-        await self._reasoning(getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None))
+        # DeepSeek sends `reasoning_content`, OpenRouter/Groq/Ollama `reasoning`: extra fields on the model.
+        # OpenRouter and Snowflake may send only `reasoning_details` (OpenRouter sends it beside `reasoning`).
+        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        if isinstance(reasoning, str) and reasoning:
+            await self._reasoning(reasoning)
+        else:
+            for entry in getattr(delta, "reasoning_details", None) or ():
+                if isinstance(entry, dict) and entry.get("type") == "reasoning.text":
+                    await self._reasoning(entry.get("text"))
+                elif isinstance(entry, dict) and entry.get("type") == "reasoning.summary":
+                    await self._reasoning(entry.get("summary"))  # reasoning.encrypted: opaque, no text
         content = getattr(delta, "content", None)
         for part in content if isinstance(content, list) else [content]:  # Mistral: a list of typed parts
             if isinstance(part, dict) and part.get("type") == "thinking":
@@ -119,7 +128,7 @@ class ChunkAccumulator:
             call.name = name
         if isinstance(arguments, dict):  # some compatible servers send an object, not a string
             arguments = json.dumps(arguments)
-        if isinstance(arguments, str):
+        if isinstance(arguments, str) and not _sent_again(call, arguments):
             call.arguments.append(arguments)
 
     def _slot(self, index: Any, call_id: str, position: int) -> _Call:
@@ -138,17 +147,20 @@ class ChunkAccumulator:
         self._calls.append(_Call())
         return self._calls[-1]
 
-    async def result(self) -> StepResult:
-        """The finished step; raises HelixError when the stream is not a complete, usable answer."""
-        if self._finish_reason is None:  # ERR-04: partial output is not a successful step
+    async def result(self, *, done: bool = False) -> StepResult:
+        """The finished step; raises HelixError when the stream is not a complete, usable answer. ``done``:
+        the server ended the stream with ``[DONE]`` (some send no finish_reason at all: STOP-01 unknown)."""
+        if self._finish_reason is None and not done:  # ERR-04: partial output is not a successful step
             raise HelixError(
-                "openai: the stream ended without a finish_reason", code=PROVIDER_ERROR, retryable=True
+                "openai: the stream ended without [DONE] or a finish_reason",
+                code=PROVIDER_ERROR,
+                retryable=True,
             )
         await self._end_thinking()
         thinking = ThinkingContent(content="".join(self._thinking)) if self._thinking else None  # RES-08
         text = "".join(self._text)
         if not self._calls or self._finish_reason == "length":  # STOP-02; RES-10: cut-off calls not run
-            stop = "refusal" if self._refused else STOP_REASONS.get(self._finish_reason, "unknown")
+            stop = "refusal" if self._refused else STOP_REASONS.get(self._finish_reason or "", "unknown")
             return TextStepResult(content=text, thinking=thinking, should_stop=True, stop_reason=stop)
         calls: list[ParsedToolCall] = []  # RES-09: tool calls win over the finish reason ("stop" happens)
         for position, call in enumerate(self._calls):
@@ -180,3 +192,15 @@ class ChunkAccumulator:
             raise HelixError(f"openai: arguments of {call.name!r} are not a JSON object", code=PROVIDER_ERROR)
         call_id = call_id or f"call_{position}_{uuid.uuid4().hex[:8]}"  # the provider's id where it sent one
         return ParsedToolCall(id=call_id, name=call.name, arguments=arguments)
+
+
+def _sent_again(call: _Call, fragment: str) -> bool:
+    """A whole JSON object after the call's arguments already parse: the call sent again (seen behind
+    OpenRouter), not more of it; appended it would make ``{...}{...}``."""
+    if not call.arguments or not fragment.lstrip().startswith("{"):
+        return False
+    try:
+        json.loads("".join(call.arguments))
+    except ValueError:
+        return False
+    return True
