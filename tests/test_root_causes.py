@@ -103,9 +103,8 @@ def test_a_wrong_wire_profile_is_named_as_the_likely_cause(adapters: pytest.Pyte
 
 
 def test_a_step_that_never_sends_a_request_is_judged_only_where_that_means_something() -> None:
-    from reference_adapters.openai_chat import spec as reference
-
     from helix_conformance.contract import ErrorStepResult, HelixError
+    from reference_adapters.openai_chat import spec as reference
 
     class RefusesBeforeSending:
         async def generate_step(self, input):  # type: ignore[no-untyped-def]

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_adapters.openai_chat import OpenAIChatAdapter
-from reference_adapters.openai_chat import spec as reference
-
 from helix_conformance.contract import (
     AdapterSpec,
     ErrorStepResult,
@@ -17,6 +14,8 @@ from helix_conformance.contract import (
     StepResult,
 )
 from helix_conformance.testing import run_conformance
+from reference_adapters.openai_chat import OpenAIChatAdapter
+from reference_adapters.openai_chat import spec as reference
 
 
 class OmitsThinkingWithAnErrorMappingBug(OpenAIChatAdapter):
