@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..contract import (
     ErrorStepResult,
     HelixError,
+    ParsedToolCall,
     StructuredOutputStepResult,
     TextStepResult,
     ThinkingContent,
@@ -71,7 +72,7 @@ def scripted_result(scenario: Scenario) -> object:
         )
     if expect.type == "tool_calls":
         return ToolCallsStepResult(
-            tool_calls=list(expect.tool_calls), content=expect.content, thinking=thinking
+            tool_calls=_with_minted_ids(expect.tool_calls), content=expect.content, thinking=thinking
         )
     if expect.type == "structured_output":
         return StructuredOutputStepResult(output=expect.output, thinking=thinking)
@@ -81,6 +82,16 @@ def scripted_result(scenario: Scenario) -> object:
             f"scripted {code}", code=code, retryable=bool(expect.retryable), status_code=expect.status_code
         )
     )
+
+
+def _with_minted_ids(calls: tuple[ParsedToolCall, ...]) -> list[ParsedToolCall]:
+    """The calls with an id where the scenario expects none: an expected id "" means the provider sent none
+    usable (missing, or repeated) and a conforming adapter mints one, non-empty and unique in the step (RES-03)."""
+    taken = {c.id for c in calls if c.id}
+    minted = (
+        f"call_scripted_{n}" for n in range(len(calls) + len(taken)) if f"call_scripted_{n}" not in taken
+    )
+    return [c if c.id else c.model_copy(update={"id": next(minted)}) for c in calls]
 
 
 class ScriptedProfile(WireProfile):
