@@ -313,7 +313,7 @@ def _acme_spec(root: Path) -> AdapterSpec:
     return AdapterSpec(
         name="acme",
         factory=lambda ctx: OpenAIChatAdapter(
-            api_key=ctx.api_key, base_url=ctx.base_url or "https://api.acme.invalid/v1"
+            api_key=ctx.api_key, base_url=ctx.base_url or "https://api.acme.invalid/v1", timeout=ctx.timeout
         ),
         wire_profile="custom",
         model="acme-1",
