@@ -282,12 +282,20 @@ class OpenAIChatProfile(WireProfile):
         return openai_chat_summary.summarise(status, headers, body)
 
     def carries_finish(self, event: bytes) -> bool:
+        """A chunk with a ``finish_reason``, or ``[DONE]``: it ends the stream complete even when no chunk
+        carried a finish_reason (docs/contract.md STOP-01, ERR-04)."""
+        if self.is_terminator(event):
+            return True
         data = sse_event_json(event)
         choices = data.get("choices") if isinstance(data, dict) else None
         return any(isinstance(c, dict) and c.get("finish_reason") for c in choices or ())
 
     def is_terminator(self, event: bytes) -> bool:
-        return event.strip() == b"data: [DONE]"
+        """``data: [DONE]`` in any SSE framing (CR line ends, ``id:``/``event:`` lines: ``compat_sse_framing``)."""
+        try:
+            return event_data(event) == "[DONE]"
+        except ValueError:  # not SSE (UnicodeDecodeError included): no terminator
+            return False
 
     def unknown_event(self) -> bytes:
         """A chunk of an object type Chat Completions does not send, with no choices (RES-12)."""
