@@ -57,6 +57,9 @@ SAMPLE = textwrap.dedent(
             default=0,
         )
         return found
+
+
+    SPEC = dict(name="x", description="shown in listings")
     '''
 )
 
@@ -81,12 +84,20 @@ def test_the_mutator_makes_the_expected_first_order_mutants() -> None:
         (16, "call", "`max(values, default=0)` -> `min(values, default=0)`"),
         (18, "constant", "`0` -> `1`"),
         (20, "return", "`return found` -> `return None`"),
+        (23, "constant", "`'x'` -> `''`"),
     ]
 
 
-def test_docstrings_annotations_log_and_exception_messages_are_left_alone() -> None:
+def test_docstrings_annotations_descriptions_log_and_exception_messages_are_left_alone() -> None:
     mutated = "\n".join(m.mutation for m in _mutants())
-    for untouched in ("docstring", "Nor is", "'picked %s'` ->", "'x must be positive'` ->", "int | None"):
+    for untouched in (
+        "docstring",
+        "Nor is",
+        "'picked %s'` ->",
+        "'x must be positive'` ->",
+        "int | None",
+        "listings'` ->",
+    ):
         assert untouched not in mutated
 
 

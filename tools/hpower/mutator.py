@@ -3,8 +3,8 @@
 Each mutant is the module's source with only the mutated span rewritten, so every other line keeps its
 number: a mutant is reported at the line a developer reads, and coverage of the original tells whether the
 suite reaches it. The rewrite is checked: the mutant must parse to exactly the mutated tree.
-Docstrings, annotations, decorators and the text of log and exception messages are not mutated: changing
-them does not change what the contract judges.
+Docstrings, annotations, decorators, ``description=`` texts and the text of log and exception messages are
+not mutated: changing them does not change what the contract judges.
 """
 
 from __future__ import annotations
@@ -192,7 +192,10 @@ def _is_dunder_all(target: ast.expr) -> bool:
 
 
 def _is_message_field(parent: ast.AST, name: str, child: ast.AST) -> bool:
-    """Whether ``child`` holds the text of an exception or error message (its strings are not mutated)."""
+    """Whether ``child`` holds the text of an exception or error message, or a ``description=`` (its
+    strings are not mutated)."""
+    if isinstance(child, ast.keyword) and child.arg == "description":
+        return True
     if isinstance(parent, ast.Call) and _EXCEPTION_NAME.match(_callee_name(parent)):
         return name == "args" or (isinstance(child, ast.keyword) and child.arg in ("message", "msg"))
     if isinstance(parent, ast.Assign) and name == "value":
