@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
-from hpower import equivalents  # noqa: E402 (the tool's package, from tools/)
+from hpower import equivalents, mutation_run  # noqa: E402 (the tool's package, from tools/)
 from hpower.cli import main  # noqa: E402
 from hpower.coverage_run import EVERYWHERE, AdapterCoverage, FileCoverage, scenario_of  # noqa: E402
 from hpower.equivalents import Equivalent, EquivalentsError  # noqa: E402
@@ -33,7 +33,7 @@ from hpower.mutation_run import (  # noqa: E402
 )
 from hpower.mutator import Mutant, mutants_of  # noqa: E402
 from hpower.report import PoolResult, mutation_lines  # noqa: E402
-from hpower.targets import discover, pools  # noqa: E402
+from hpower.targets import ToolError, discover, pools  # noqa: E402
 
 SAMPLE = textwrap.dedent(
     '''\
@@ -208,6 +208,24 @@ def test_a_sample_is_deterministic_and_in_file_order() -> None:
 
 def test_the_mutated_copy_is_imported_ahead_of_the_installed_package() -> None:
     check_shadowing()
+
+
+def test_a_suite_that_passes_on_an_unimportable_copy_stops_the_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[str] = []
+
+    def suite(coverage: AdapterCoverage, ids: list[str] | None, timeout: float, mutant: Mutant | None):  # type: ignore[no-untyped-def]
+        assert mutant is not None
+        ran.append(mutant.mutated_source.splitlines()[-1])
+        return returncode, "", "", 1.0
+
+    monkeypatch.setattr(mutation_run, "_suite", suite)
+    coverage = _coverage({})
+    returncode = 1
+    mutation_run.check_canary(coverage, "reference_adapters/_sse.py", 5)
+    assert ran == ['raise RuntimeError("harness-power canary: this copy must not pass")']
+    returncode = 0
+    with pytest.raises(ToolError, match="does not run the mutated copies"):
+        mutation_run.check_canary(coverage, "reference_adapters/_sse.py", 5)
 
 
 def _write(tmp_path: Path, text: str) -> Path:

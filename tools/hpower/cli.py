@@ -17,7 +17,7 @@ from pathlib import Path
 from . import equivalents
 from .coverage_run import AdapterCoverage, run_coverage
 from .equivalents import EquivalentsError
-from .mutation_run import NOT_COVERED, Outcome, check_shadowing, judge, sample
+from .mutation_run import NOT_COVERED, Outcome, check_canary, check_shadowing, judge, sample
 from .mutator import Mutant, MutatorError, mutants_of
 from .report import PoolResult, coverage_lines, killed_lines, mutation_lines
 from .targets import ROOT, TOOLS, ToolError, check_installed, discover, pools
@@ -88,6 +88,12 @@ def _run(args: argparse.Namespace) -> int:
     with ThreadPoolExecutor(max_workers=args.jobs) as executor:
         measured = executor.map(lambda a: run_coverage(a, args.examples, max(args.timeout, 1800.0)), adapters)
         runs = dict(zip(adapters, measured))
+    for adapter in adapters:
+        if package.modules[adapter] not in runs[adapter].files:
+            raise ToolError(
+                f"coverage saw none of {package.modules[adapter]} under --adapter={adapter}: the adapter ran "
+                f"where coverage does not measure ({runs[adapter].tail})"
+            )
     _print(*coverage_lines([runs[a] for a in adapters], package, source=not args.no_source))
     if args.coverage_only:
         _print(f"total {time.monotonic() - started:.0f} s")
@@ -97,6 +103,8 @@ def _run(args: argparse.Namespace) -> int:
             f"the suite fails on the unmutated adapters ({', '.join(failed)}): no mutant can be judged"
         )
     check_shadowing()
+    for adapter in adapters:
+        check_canary(runs[adapter], package.modules[adapter], args.timeout)
     all_mutants: list[Mutant] = []
     results: list[PoolResult] = []
     for pool in chosen:

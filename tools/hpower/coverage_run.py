@@ -1,7 +1,8 @@
 """Line coverage of the reference adapters under one adapter's conformance suite, per check.
 
-The suite runs once under ``coverage run`` with a context per check (``context_plugin``), so each line
-knows the scenarios that execute it: a mutant's run selects only those, and a mutant on a line no check
+The suite runs once under ``coverage run`` with a context per check (``context_plugin``) and the adapter
+in pytest's own process (``--helix-in-process``: by default it runs in a worker process coverage does not
+see), so each line knows the scenarios that execute it: a mutant's run selects only those, and a mutant on a line no check
 executes is "not covered" without running. Lines run outside any check (at import: module constants,
 default arguments, the spec) are reachable by every scenario.
 """
@@ -89,6 +90,7 @@ def run_coverage(adapter: str, examples: int, timeout: float) -> AdapterCoverage
             f"--data-file={data_file}",
             f"--include={PACKAGE}/*",
             *suite,
+            "--helix-in-process",  # the adapter runs in a thread of this process, where coverage sees it
             "-p",
             "hpower.context_plugin",
         ]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .coverage_run import AdapterCoverage
 from .mutator import Mutant
-from .targets import PACKAGE, ToolError, environment, prepare_run_dir, suite_args
+from .targets import PACKAGE, ROOT, ToolError, environment, prepare_run_dir, suite_args
 
 KILLED, SURVIVED, TIMEOUT, CRASHED, NOT_COVERED = "killed", "survived", "timeout", "crashed", "not covered"
 UNJUDGED = "unjudged"
@@ -148,6 +148,21 @@ def write_package(target: Path, mutant: Mutant | None) -> None:
     if not mutated.exists():
         raise ToolError(f"{mutant.file} is not a file of {PACKAGE}")
     mutated.write_text(mutant.mutated_source, encoding="utf-8")
+
+
+def check_canary(coverage: AdapterCoverage, module: str, timeout: float) -> None:
+    """A copy whose adapter module cannot even be imported must fail the suite: otherwise the suite is not
+    running the copies (e.g. its worker process imports the installed package) and every mutant would
+    survive."""
+    source = (ROOT / module).read_text(encoding="utf-8")
+    broken = source + '\nraise RuntimeError("harness-power canary: this copy must not pass")\n'
+    canary = Mutant(module, 1, 1, "canary", "the module raises on import", "", (1, 1), broken)
+    returncode, stdout, _, _ = _suite(coverage, coverage.test_ids[:1], timeout, canary)
+    if returncode == 0:
+        raise ToolError(
+            f"--adapter={coverage.adapter} passed on a copy of {module} that cannot be imported: the suite does "
+            f"not run the mutated copies, so no mutant can be judged ({_verdict(0, stdout, '')[0]})"
+        )
 
 
 def check_shadowing() -> None:
