@@ -3,6 +3,8 @@ retries, aborts and invalid tools. Every one must come back as an ErrorStepResul
 
 from __future__ import annotations
 
+import json
+
 from ..clauses import CLAUSES
 from ..contract import Tool, UserMessage
 from .fixtures import GET_WEATHER
@@ -23,6 +25,24 @@ from .model import (
 )
 
 HELLO_Q = (UserMessage(content="Say hello."),)
+
+REPLAYED_KEY = "sk-helix-replay-0000000000000000000000000000"
+"""The key every adapter is handed in replay (``replay.runner.REPLAY_API_KEY``; a test pins the two equal):
+``http_401_key_echoed`` answers with it, as a server that echoes the key it received does."""
+
+_KEY_ECHO_BODY = json.dumps(
+    {
+        "error": {
+            "message": "Authentication Error, Invalid proxy server token passed. "
+            f"key={REPLAYED_KEY}, not found in db. Create key via `/key/generate` call.",
+            "type": "token_not_found_in_db",
+            "param": "key",
+            "code": "401",
+        }
+    }
+)
+"""The LiteLLM proxy's 401 (an OpenAI-compatible server): it echoes the key it was sent when it does not
+hash it (``key=1234567890 not found in db``: https://github.com/aliasrobotics/cai/issues/281)."""
 
 # ERR-01/ERR-02: status -> (code, retryable). max_retries=0 so every adapter sends exactly one request.
 HTTP_STATUS_TABLE: tuple[tuple[int, str, bool], ...] = (
@@ -123,6 +143,19 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         profiles=frozenset({"openai-chat", "openai-responses"}),
         tags=frozenset({"http_error"}),
+    ),
+    Scenario(
+        id="http_401_key_echoed",
+        description="A 401 whose message echoes, in full, the key the server received (the LiteLLM proxy): "
+        "the error keeps the status and the message, never the key (ERR-07).",
+        messages=HELLO_Q,
+        config={"max_retries": 0},
+        exchanges=(Exchange(Raw(401, "application/json", _KEY_ECHO_BODY)),),
+        expect=Expected(
+            "error", "error", error_codes=("provider_auth_error",), retryable=False, status_code=401
+        ),
+        profiles=frozenset({"openai-chat"}),
+        tags=frozenset({"http_error", "key_echo"}),
     ),
     Scenario(
         id="midstream_error",

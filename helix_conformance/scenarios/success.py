@@ -256,6 +256,28 @@ SCENARIOS: tuple[Scenario, ...] = (
         tags=frozenset({"parallel"}),
     ),
     Scenario(
+        id="tool_call_parallel_two_tools",
+        description="Two parallel calls of two different tools: each call keeps its own name (RES-06), never "
+        "the other's or the last one seen.",
+        messages=(UserMessage(content="Weather in Paris, and what time is it?"),),
+        tools=(GET_WEATHER, GET_TIME),
+        exchanges=_stream(
+            ToolCall("call_Tw2nA7qLx4Rb9CzE1vK6sJ3m", "get_weather", ('{"city', '": "Paris"}')),
+            ToolCall("call_Tw5pD8rMy0Sc3FaG2wL7tH9n", "get_time", ("{}",)),
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(
+                call("call_Tw2nA7qLx4Rb9CzE1vK6sJ3m", "get_weather", {"city": "Paris"}),
+                call("call_Tw5pD8rMy0Sc3FaG2wL7tH9n", "get_time", {}),
+            ),
+        ),
+        requires=frozenset({"parallel_tool_calls"}),
+        tags=frozenset({"parallel"}),
+    ),
+    Scenario(
         id="text_and_tool_call",
         description="Text that precedes a tool call must be kept and streamed first.",
         messages=(WEATHER_QUESTION,),

@@ -22,7 +22,8 @@ RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has i
 (ERR-03/04/05, RES-12, all three profiles) holds the bugs only the generated fault corpus catches, and
 ``recorded`` the ones only real traffic catches (``recorded/...`` scenarios, from ``cassettes/recorded``);
 ``timeouts`` (NT-04, AB-02), ``retry_gaps`` (CFG-03/05, ERR-01, RES-10) and ``request_gaps`` (MSG, TOOL,
-CFG-01) the bugs from the field the suite missed until issue 18 (all profiles).
+CFG-01) the bugs from the field the suite missed until issue 18 (all profiles); ``power`` (ERR-07, RES-06)
+the ones the harness-power measurement (``tools/harness_power.py``) showed no scenario could catch.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from . import (
     late_callbacks,
     minted_ids,
     naive,
+    power,
     recorded,
     request_gaps,
     requests,
@@ -119,4 +121,5 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *timeouts.ADAPTERS,
     *retry_gaps.ADAPTERS,
     *request_gaps.ADAPTERS,
+    *power.ADAPTERS,
 ]

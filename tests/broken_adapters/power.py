@@ -1,0 +1,177 @@
+"""Bugs the harness missed until the harness-power measurement (``tools/harness_power.py``) looked for them.
+
+A key that reaches an error's message (ERR-07): the provider echoes it and the adapter does not redact, the
+adapter puts it in the URL (Gemini's ``?key=``) and the HTTP client's error carries the URL, or the adapter
+copies the request headers into the message. A tool call's name that is not the provider's (RES-06, which
+now judges a single call's name too): names concatenated across deltas, one name for every call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from helix_conformance.contract import (
+    PROVIDER_ERROR,
+    ErrorStepResult,
+    HelixError,
+    LLMGenerateInput,
+    ParsedToolCall,
+    StepResult,
+)
+from reference_adapters._http import (
+    SafeCallbacks,
+    StreamGuard,
+    classify_status,
+    describe_error,
+)
+from reference_adapters.openai_chat import _repeats_whole_call
+
+from ._base import BrokenAdapter, HookedAdapter, HookedChatStream, broken
+from ._gemini_base import HookedGeminiAdapter, broken_gemini
+
+# --- ERR-07: the key in the error ------------------------------------------------------------------------
+
+
+class UnredactedProviderMessage(HookedAdapter):
+    """Puts the provider's error message in its own as it is, and never redacts."""
+
+    async def _status_error(self, response: httpx.Response) -> HelixError:
+        message, _ = describe_error(await response.aread())
+        status = response.status_code
+        code, retryable = classify_status(status)
+        text = f"openai: HTTP {status}: {message}"  # Bug: the server's message may echo the key.
+        cause = httpx.HTTPStatusError(text, request=response.request, response=response)
+        return HelixError(text, code=code, retryable=retryable, status_code=status, cause=cause)
+
+    def scrub(self, error: BaseException) -> None:
+        """Bug: no redaction at all ("our own messages never contain the key")."""
+
+
+class RequestHeadersInError(UnredactedProviderMessage):
+    """Describes a failed request with its headers, for debugging: the Authorization header included."""
+
+    async def _status_error(self, response: httpx.Response) -> HelixError:
+        error = await super()._status_error(response)
+        request = response.request
+        error.message = f"{error.message} ({request.method} {request.url}, headers {dict(request.headers)})"
+        error.args = (error.message,)
+        return error
+
+
+class KeyInQueryGemini(HookedGeminiAdapter):
+    """Sends the key as Gemini's ``?key=`` parameter (documented) and surfaces ``raise_for_status()``'s
+    error, whose text is the request URL: LiteLLM's Gemini handler did exactly this
+    (https://github.com/BerriAI/litellm/issues/24902, https://github.com/HolmesGPT/holmesgpt/issues/2010)."""
+
+    def url(self, model: str) -> str:
+        return f"{super().url(model)}&key={self._api_key}"
+
+    def build_headers(self, input: LLMGenerateInput) -> dict[str, str]:
+        headers = super().build_headers(input)
+        del headers["x-goog-api-key"]
+        return headers
+
+    async def _status_error(self, response: httpx.Response) -> tuple[HelixError, httpx.Headers]:
+        await response.aread()
+        status = response.status_code
+        code, retryable = classify_status(status)
+        try:
+            response.raise_for_status()
+            raise AssertionError("only called for an error status")
+        except httpx.HTTPStatusError as exc:
+            error = HelixError(
+                f"gemini: {exc}", code=code, retryable=retryable, status_code=status, cause=exc
+            )
+        return error, httpx.Headers(response.headers)
+
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        """The reference's step without its redaction."""
+        guard = StreamGuard(input.abort_signal, idle_timeout=self._timeout)
+        emit = SafeCallbacks(input.callbacks, guard)
+        try:
+            result = await self._generate(input, guard, emit)
+        except Exception as exc:
+            error = HelixError(
+                f"gemini: unexpected {type(exc).__name__}: {exc}", code=PROVIDER_ERROR, cause=exc
+            )
+            result = ErrorStepResult(error=error)
+        if isinstance(result, ErrorStepResult):
+            await emit.error(result.error)
+        return result
+
+
+# --- RES-06: a call's name ---------------------------------------------------------------------------------
+
+
+class _ConcatenatedNameStream(HookedChatStream):
+    def _tool_delta(self, entry: dict[str, Any], position: int) -> None:
+        call_id = entry.get("id") if isinstance(entry.get("id"), str) else ""
+        buffer = self._slot(entry.get("index"), call_id or "", position)
+        buffer.id = buffer.id or call_id or ""
+        function = entry.get("function")
+        if not isinstance(function, dict):
+            return
+        name, arguments = function.get("name"), function.get("arguments")
+        if isinstance(name, str):
+            buffer.name += name  # Bug: names "stream like arguments" (read_fileread_file, hermes-agent#8259)
+        if isinstance(arguments, str) and not _repeats_whole_call(buffer, arguments):
+            buffer.arguments.append(arguments)
+
+
+class ConcatenatedToolName(HookedAdapter):
+    stream_class = _ConcatenatedNameStream
+
+
+class _LastNameStream(HookedChatStream):
+    def parse_calls(self) -> list[ParsedToolCall]:
+        # Bug: the name lives in one variable of the stream, overwritten by each call's head.
+        last = next((b.name for b in reversed(self._calls) if b.name), "")
+        calls = super().parse_calls()
+        return [call.model_copy(update={"name": last}) for call in calls]
+
+
+class OneNameForEveryCall(HookedAdapter):
+    stream_class = _LastNameStream
+
+
+ADAPTERS: list[BrokenAdapter] = [
+    broken(
+        "unredacted_provider_message",
+        UnredactedProviderMessage,
+        "ERR-07",
+        ("http_401_key_echoed",),
+        "Copies the provider's error message into its own and redacts nothing: a server that echoes the key "
+        "(the LiteLLM proxy's 401) puts it in the error.",
+    ),
+    broken(
+        "request_headers_in_error",
+        RequestHeadersInError,
+        "ERR-07",
+        ("http_400", "http_401", "http_500"),
+        "Adds the failed request's headers to the error message: `Authorization: Bearer <key>` with them.",
+    ),
+    broken_gemini(
+        "gemini_key_in_query_url",
+        KeyInQueryGemini,
+        "ERR-07",
+        ("http_400", "http_404", "http_429"),
+        "Sends the key as `?key=` and surfaces httpx's HTTPStatusError, whose message is the request URL.",
+    ),
+    broken(
+        "concatenated_tool_name",
+        ConcatenatedToolName,
+        "RES-06",
+        ("compat_repeated_whole_call",),
+        "Appends every delta's `function.name` like an argument fragment: a server that repeats the name "
+        "(MiniMax on NVIDIA NIM, a whole call sent again) gives `get_weatherget_weather`.",
+    ),
+    broken(
+        "one_name_for_every_call",
+        OneNameForEveryCall,
+        "RES-06",
+        ("tool_call_parallel_two_tools",),
+        "Keeps the tool name in one variable of the stream: every call of the step gets the last call's name.",
+    ),
+]
