@@ -7,6 +7,7 @@ No conformance suite runs here: a mutant's suite run is replaced by a recording 
 from __future__ import annotations
 
 import ast
+import json
 import sys
 import textwrap
 from pathlib import Path
@@ -295,3 +296,61 @@ def test_the_report_subtracts_equivalents_and_lists_real_survivors() -> None:
 def test_bad_options_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--sample", "-1"]) == 2
     assert "--sample >= 0" in capsys.readouterr().err
+
+
+def test_branch_coverage_is_reported_and_merged_across_suites() -> None:
+    from hpower.coverage_run import merged
+    from hpower.report import _table
+
+    one = FileCoverage("sample.py", [9, 10], [10], {}, [(9, 10), (9, 12)], [(9, 10)])
+    other = FileCoverage("sample.py", [9, 10], [], {}, [(9, 10), (9, 12)], [(9, 12)])
+    assert one.branch_percent == 50.0
+    both = merged([_run(one), _run(other)], "sample.py")
+    assert both is not None
+    assert (both.missing, both.missing_branches) == ([], [])
+    assert "50.0%" in _table([one])[1]
+
+
+def _run(file: FileCoverage) -> AdapterCoverage:
+    return AdapterCoverage("openai", 2, {file.file: file}, [], 1.0, True, "")
+
+
+def test_rejudge_takes_the_survivors_of_a_previous_run(tmp_path: Path) -> None:
+    from hpower.cli import previous_survivors
+    from hpower.report import rejudged_lines
+
+    mutants = _mutants()
+    kept, killed, gone = mutants[0], mutants[1], mutants[2]
+
+    def row(mutant: Mutant, status: str) -> dict[str, object]:
+        return {
+            "status": status,
+            "mutant": {"file": mutant.file, "line": mutant.line, "mutation": mutant.mutation},
+        }
+
+    previous = tmp_path / "before.json"
+    pools_data = [
+        {"pool": "p", "outcomes": [row(kept, SURVIVED), row(killed, KILLED), row(gone, NOT_COVERED)]}
+    ]
+    for data in (pools_data, {"coverage": {}, "pools": pools_data}):  # the list of older runs, or the dict
+        previous.write_text(json.dumps(data), encoding="utf-8")
+        wanted = previous_survivors(previous)
+        assert set(wanted) == {f"sample.py:{m.line} {m.mutation}" for m in (kept, gone)}
+    result = PoolResult("p", ("openai",), 3, [Outcome(kept, KILLED, "openai", "p::a::RES-06", 1, 1.0)], 1.0)
+    existing = {f"sample.py:{kept.line} {kept.mutation}"}
+    text = "\n".join(rejudged_lines([result], wanted, existing, previous))
+    assert f"survived -> killed      sample.py:{kept.line} {kept.mutation}: p::a::RES-06" in text
+    assert "not covered -> gone" in text
+    assert "gone 1, killed 1" in text
+
+
+def test_rejudge_of_a_run_without_survivors_is_a_one_line_error(tmp_path: Path) -> None:
+    from hpower.cli import previous_survivors
+
+    previous = tmp_path / "before.json"
+    previous.write_text("[]", encoding="utf-8")
+    with pytest.raises(ToolError, match="no survivor"):
+        previous_survivors(previous)
+    previous.write_text("{", encoding="utf-8")
+    with pytest.raises(ToolError, match="not a JSON file"):
+        previous_survivors(previous)

@@ -1,4 +1,4 @@
-"""Harness power: line coverage of the reference adapters under the conformance suite, and the share of
+"""Harness power: line and branch coverage of the reference adapters under the conformance suite, and the share of
 first-order mutants of them the suite kills. ``python tools/harness_power.py --help``."""
 
 from __future__ import annotations

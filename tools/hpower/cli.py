@@ -1,4 +1,4 @@
-"""``python tools/harness_power.py``: coverage of the reference adapters under the conformance suite, then
+"""``python tools/harness_power.py``: line and branch coverage of the reference adapters under the conformance suite, then
 a mutation score on a deterministic sample of first-order mutants. Not part of CI: it answers, for a
 developer, which adapter code no scenario reaches and which changes no clause notices."""
 
@@ -17,9 +17,9 @@ from pathlib import Path
 from . import equivalents
 from .coverage_run import AdapterCoverage, run_coverage
 from .equivalents import EquivalentsError
-from .mutation_run import NOT_COVERED, Outcome, check_canary, check_shadowing, judge, sample
+from .mutation_run import NOT_COVERED, SURVIVED, Outcome, check_canary, check_shadowing, judge, sample
 from .mutator import Mutant, MutatorError, mutants_of
-from .report import PoolResult, coverage_lines, killed_lines, mutation_lines
+from .report import PoolResult, coverage_lines, killed_lines, mutation_lines, rejudged_lines
 from .targets import ROOT, TOOLS, ToolError, check_installed, discover, pools
 
 DEFAULT_EQUIVALENTS = TOOLS / "equivalent_mutants.yaml"
@@ -53,7 +53,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--equivalents", type=Path, default=DEFAULT_EQUIVALENTS, help="the triaged equivalent mutants"
     )
-    p.add_argument("--json", type=Path, help="also write every outcome to this JSON file")
+    p.add_argument("--json", type=Path, help="also write the coverage and every outcome to this JSON file")
+    p.add_argument(
+        "--rejudge",
+        type=Path,
+        metavar="JSON",
+        help="judge again the mutants a previous --json run let through (survived or not covered) instead "
+        "of a sample: the after of a before/after",
+    )
     p.add_argument("--verbose", action="store_true", help="list every sampled mutant and what killed it")
     return p
 
@@ -73,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     entries = equivalents.load(args.equivalents)
+    again = previous_survivors(args.rejudge) if args.rejudge else None
     check_installed()
     package = discover()
     if args.adapter not in (*package.adapters, "all"):
@@ -81,9 +89,12 @@ def _run(args: argparse.Namespace) -> int:
         )
     chosen = pools(package, args.adapter)
     adapters = [a for a in package.adapters if any(a in pool.adapters for pool in chosen)]
-    _print(
-        f"harness power at {_commit()}, --examples={args.examples}, sample {args.sample or 'all'}, seed {args.seed}"
+    chosen_by = (
+        f"the {len(again or {})} survivors of {args.rejudge}"
+        if args.rejudge
+        else f"sample {args.sample or 'all'} per pool, seed {args.seed}"
     )
+    _print(f"harness power at {_commit()}, --examples={args.examples}, {chosen_by}")
     _progress(f"coverage runs of {', '.join(adapters)} ({args.jobs} at a time)...")
     with ThreadPoolExecutor(max_workers=args.jobs) as executor:
         measured = executor.map(lambda a: run_coverage(a, args.examples, max(args.timeout, 1800.0)), adapters)
@@ -111,7 +122,11 @@ def _run(args: argparse.Namespace) -> int:
         files = [f for f in pool.files if not args.file or any(part in f for part in args.file)]
         mutants = [m for f in files for m in mutants_of((ROOT / f).read_text(encoding="utf-8"), f)]
         all_mutants.extend(mutants)
-        picked = sample(mutants, args.sample, args.seed)
+        picked = (
+            [m for m in mutants if _key(m.key) in again]
+            if again is not None
+            else sample(mutants, args.sample, args.seed)
+        )
         pool_started = time.monotonic()
         outcomes = _judge_all(picked, {f: [runs[a] for a in pool.judges[f]] for f in files}, args)
         seconds = time.monotonic() - pool_started
@@ -119,10 +134,12 @@ def _run(args: argparse.Namespace) -> int:
     files_in_scope = {m.file for m in all_mutants}
     triage = equivalents.match(entries, all_mutants, files_in_scope)
     _print(*mutation_lines(results, triage))
+    if again is not None:
+        _print(*rejudged_lines(results, again, {_key(m.key) for m in all_mutants}, args.rejudge))
     if args.verbose:
         _print(*killed_lines(results))
     if args.json:
-        _write_json(args.json, results)
+        _write_json(args.json, results, [runs[a] for a in adapters])
     _print(f"total {time.monotonic() - started:.0f} s")
     return 0
 
@@ -147,8 +164,31 @@ def _judge_all(
         return list(pool.map(one, mutants))
 
 
-def _write_json(path: Path, results: list[PoolResult]) -> None:
-    data = [
+def _key(key: tuple[str, int, str]) -> str:
+    file, line, mutation = key
+    return f"{file}:{line} {mutation}"
+
+
+def previous_survivors(path: Path) -> dict[str, str]:
+    """The mutants a previous ``--json`` run let through (``file:line mutation`` -> its status then)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ToolError(f"--rejudge {path}: not a JSON file of a previous run ({exc})") from exc
+    pools_data = data["pools"] if isinstance(data, dict) else data
+    found: dict[str, str] = {}
+    for pool in pools_data:
+        for outcome in pool["outcomes"]:
+            if outcome["status"] in (SURVIVED, NOT_COVERED):
+                mutant = outcome["mutant"]
+                found[_key((mutant["file"], mutant["line"], mutant["mutation"]))] = outcome["status"]
+    if not found:
+        raise ToolError(f"--rejudge {path}: that run left no survivor to judge again")
+    return found
+
+
+def _write_json(path: Path, results: list[PoolResult], runs: list[AdapterCoverage]) -> None:
+    pools_data = [
         {
             "pool": r.name,
             "judges": list(r.judges),
@@ -161,6 +201,22 @@ def _write_json(path: Path, results: list[PoolResult]) -> None:
         }
         for r in results
     ]
+    coverage = {
+        run.adapter: {
+            "checks": len(run.test_ids),
+            "files": {
+                f.file: {
+                    "statements": len(f.statements),
+                    "missing": f.missing,
+                    "branches": len(f.branches),
+                    "missing_branches": f.missing_branches,
+                }
+                for f in run.files.values()
+            },
+        }
+        for run in runs
+    }
+    data = {"coverage": coverage, "pools": pools_data}
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
 
 

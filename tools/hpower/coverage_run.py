@@ -16,9 +16,13 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .mutator import statement_span
 from .targets import PACKAGE, ROOT, TOOLS, ToolError, environment, prepare_run_dir, suite_args
+
+if TYPE_CHECKING:
+    import coverage
 
 EVERYWHERE = ""
 """The context of lines run outside any check: every scenario reaches them."""
@@ -26,12 +30,20 @@ EVERYWHERE = ""
 
 @dataclass
 class FileCoverage:
-    """One file under one adapter's suite: its statements, those never run, and who runs each line."""
+    """One file under one adapter's suite: its statements, those never run, its branches (arcs from a
+    line with two or more exits) and those never taken, and who runs each line."""
 
     file: str
     statements: list[int]
     missing: list[int]
     scenarios_by_line: dict[int, frozenset[str]] = field(repr=False)
+    branches: list[tuple[int, int]] = field(default_factory=list)
+    missing_branches: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def branch_percent(self) -> float:
+        taken = len(self.branches) - len(self.missing_branches)
+        return 100.0 * taken / len(self.branches) if self.branches else 100.0
 
     @property
     def percent(self) -> float:
@@ -87,6 +99,7 @@ def run_coverage(adapter: str, examples: int, timeout: float) -> AdapterCoverage
             "-m",
             "coverage",
             "run",
+            "--branch",
             f"--data-file={data_file}",
             f"--include={PACKAGE}/*",
             *suite,
@@ -133,8 +146,22 @@ def _read(data_file: Path) -> dict[str, FileCoverage]:
         by_line: dict[int, frozenset[str]] = {}
         for line, contexts in data.contexts_by_lineno(measured).items():
             by_line[line] = frozenset(scenario_of(c) if c else EVERYWHERE for c in contexts)
-        files[name] = FileCoverage(name, list(statements), list(missing), by_line)
+        branches, missed = _branches(cov, measured)
+        files[name] = FileCoverage(name, list(statements), list(missing), by_line, branches, missed)
     return files
+
+
+def _branches(cov: coverage.Coverage, measured: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Every branch arc of ``measured`` and those no check took, through coverage's JSON report (its
+    public view of branch data)."""
+    with tempfile.TemporaryDirectory(prefix="hpower-json-") as tmp:
+        out = Path(tmp) / "report.json"
+        cov.json_report(morfs=[measured], outfile=str(out))
+        report = json.loads(out.read_text(encoding="utf-8"))
+    (entry,) = report["files"].values()
+    executed = [tuple(arc) for arc in entry.get("executed_branches", [])]
+    missed = [tuple(arc) for arc in entry.get("missing_branches", [])]
+    return sorted({*executed, *missed}), sorted(set(missed))  # type: ignore[arg-type]
 
 
 def merged(runs: list[AdapterCoverage], file: str) -> FileCoverage | None:
@@ -143,7 +170,8 @@ def merged(runs: list[AdapterCoverage], file: str) -> FileCoverage | None:
     if not found:
         return None
     missing = sorted(set.intersection(*(set(f.missing) for f in found)))
-    return FileCoverage(file, found[0].statements, missing, {})
+    missed_arcs = sorted(set.intersection(*(set(f.missing_branches) for f in found)))
+    return FileCoverage(file, found[0].statements, missing, {}, found[0].branches, missed_arcs)
 
 
 def missing_ranges(file: str, cov: FileCoverage) -> list[tuple[int, int]]:

@@ -52,19 +52,30 @@ def coverage_lines(runs: Sequence[AdapterCoverage], package: Package, *, source:
 
 
 def _table(files: Iterable[FileCoverage]) -> list[str]:
-    rows = [f"  {'file':<40} {'stmts':>6} {'missed':>7} {'covered':>8}"]
+    rows = [
+        f"  {'file':<40} {'stmts':>6} {'missed':>7} {'lines':>7} {'branches':>9} {'missed':>7} {'branch':>7}"
+    ]
     for cov in files:
-        rows.append(f"  {cov.file:<40} {len(cov.statements):>6} {len(cov.missing):>7} {cov.percent:>7.1f}%")
+        rows.append(
+            f"  {cov.file:<40} {len(cov.statements):>6} {len(cov.missing):>7} {cov.percent:>6.1f}%"
+            f" {len(cov.branches):>9} {len(cov.missing_branches):>7} {cov.branch_percent:>6.1f}%"
+        )
     return rows
 
 
 def _uncovered(cov: FileCoverage, *, source: bool) -> list[str]:
     ranges = missing_ranges(cov.file, cov)
+    missing = set(cov.missing)
+    partial = [(a, b) for a, b in cov.missing_branches if a not in missing]
+    out = []
+    if partial:
+        arcs = ", ".join(f"{a}->{b if b > 0 else 'exit'}" for a, b in partial)
+        out.append(f"  branches never taken from a line that runs, in {cov.file}: {arcs}")
     if not ranges:
-        return []
+        return out
     text = (ROOT / cov.file).read_text(encoding="utf-8").splitlines()
     spans = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
-    out = [f"  not run by any check in {cov.file}: {spans}"]
+    out.append(f"  not run by any check in {cov.file}: {spans}")
     if source:
         for first, last in ranges:
             out.extend(f"    {line:>4} | {text[line - 1]}" for line in range(first, last + 1))
@@ -161,4 +172,26 @@ def killed_lines(results: Sequence[PoolResult]) -> list[str]:
                 else ""
             )
             out.append(f"  {outcome.status:<11} {_where(outcome):<22} {outcome.mutant.mutation}  {detail}")
+    return out
+
+
+def rejudged_lines(
+    results: Sequence[PoolResult], before: dict[str, str], existing: set[str], source: Path
+) -> list[str]:
+    """``--rejudge``: what became of each survivor of the earlier run (killed now, still surviving, gone)."""
+    out = [f"== the survivors of {source}, judged again =="]
+    now = {
+        f"{o.mutant.file}:{o.mutant.line} {o.mutant.mutation}": o
+        for result in results
+        for o in result.outcomes
+    }
+    counts: dict[str, int] = {}
+    for key, then in before.items():
+        outcome = now.get(key)
+        status = outcome.status if outcome else ("gone" if key not in existing else "not judged")
+        counts[status] = counts.get(status, 0) + 1
+        evidence = f": {outcome.evidence}" if outcome and outcome.evidence else ""
+        out.append(f"  {then} -> {status:<11} {key}{evidence}")
+    out.append("  " + ", ".join(f"{status} {n}" for status, n in sorted(counts.items())))
+    out.append("  (gone: the mutated line changed or moved since; not judged: outside --adapter/--file)")
     return out
