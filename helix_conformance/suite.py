@@ -293,7 +293,7 @@ def _root_failure(item: PlannedCheck, root: RootCause) -> Failure:
         item.scenario.id,
         item.profile,
         root.message,
-        hint=get_clause(item.clause).common_mistakes,
+        hint=root.hint or get_clause(root.clause).common_mistakes,
         details=root.details,
     )
     if root.actual is None:

@@ -183,7 +183,7 @@ def test_held_open_variants_serve_the_whole_response_then_stall() -> None:
     assert whole.interaction.body == base.body
     assert whole.interaction.fault is not None
     assert whole.interaction.fault.kind == "stall"
-    assert error.expect.codes == ("provider_overloaded",)
+    assert error.expect.codes == ()  # the error event's code is ERR-03's to judge, not NT-04's
     assert not [v for v in corpus(profile, base) if v.kind == "held_open"]  # only where asked (stall bases)
     assert "held_open" not in kinds_of("NT-01")
     assert "held_open" in kinds_of("NT-04")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..contract import (
     ErrorStepResult,
@@ -18,6 +19,8 @@ from ..scenarios.model import Scenario, Stream, StreamError, Text
 from .registry import Applies
 
 if TYPE_CHECKING:
+    from ..replay.runner import ScenarioRun
+    from ..replay.trace import SentRequest
     from .context import CheckContext
 
 
@@ -67,6 +70,18 @@ def has_part(kind: type) -> Applies:
 
 def sends_request(scenario: Scenario, profile: WireProfile) -> bool:
     return any(not e.optional for e in scenario.exchanges)
+
+
+def endpoint_requests(run: ScenarioRun, profile: WireProfile) -> list[SentRequest]:
+    """The run's requests to the provider's endpoint (the profile's method and path, matched or not: a retry
+    the recording lacks is one too). Any other request — a library fetching a price list, a HEAD elsewhere —
+    is not the provider call the MSG/TOOL/CFG clauses judge: it is HARN-01's alone."""
+    paths = {i.path for i in run.interactions} or {urlsplit(profile.endpoint_url("model")).path}
+    return [
+        r
+        for r in run.trace.requests
+        if r.interaction is not None or any(profile.matches(r.method, r.path, p) for p in paths)
+    ]
 
 
 def has_recorded_stream(scenario: Scenario, profile: WireProfile) -> bool:

@@ -10,7 +10,9 @@ from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..profiles.base import DecodedRequest, WireProfile
 from ..replay.interactions import CassetteCache, ReplayInteraction, build_interactions
 from ..replay.runner import LATE_WORK_WAIT_S, RunOptions, ScenarioRun, run_scenario
+from ..replay.trace import SentRequest
 from ..scenarios.model import Scenario
+from .common import endpoint_requests
 
 
 @dataclass
@@ -21,6 +23,8 @@ class HarnessSettings:
     seed: int | None = None
     executor: Callable[..., ScenarioRun] | None = None
     """Runs a scenario: ``run_scenario`` in this process when None, or an adapter worker's (worker/)."""
+    real_time: bool = False
+    """Wait out the adapter's timers for real instead of skipping them (``--helix-real-time``)."""
 
 
 @dataclass
@@ -53,7 +57,11 @@ class ScenarioSession:
 
     def run(self, options: RunOptions | None = None, *, keep: bool = True) -> ScenarioRun:
         """The run with these options, computed once; ``keep=False`` for one-off property-test runs."""
-        options = replace(options or RunOptions(late_wait_s=LATE_WORK_WAIT_S), timeout=self.settings.timeout)
+        options = replace(
+            options or RunOptions(late_wait_s=LATE_WORK_WAIT_S),
+            timeout=self.settings.timeout,
+            virtual_time=not self.settings.real_time,
+        )
         if options in self._runs:
             return self._runs[options]
         interactions = self.interactions() * options.steps
@@ -68,7 +76,7 @@ class ScenarioSession:
         """A run of a generated variant of this scenario (the fault corpus, replay/faults.py) served
         ``interactions``; computed once per ``key`` and shared by the clauses that judge it."""
         if key not in self._variant_runs:
-            options = RunOptions(timeout=self.settings.timeout)
+            options = RunOptions(timeout=self.settings.timeout, virtual_time=not self.settings.real_time)
             self._variant_runs[key] = (self.settings.executor or run_scenario)(
                 scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
             )
@@ -76,8 +84,13 @@ class ScenarioSession:
 
     def decoded_requests(self) -> list[DecodedRequest]:
         if self._decoded is None:
-            self._decoded = [self.profile.decode_request(r.body, r.url) for r in self.run().trace.requests]
+            self._decoded = [self.profile.decode_request(r.body, r.url) for r in self.endpoint_requests()]
         return self._decoded
+
+    def endpoint_requests(self, run: ScenarioRun | None = None) -> list[SentRequest]:
+        """The requests of ``run`` (the main run by default) to the provider's endpoint; see
+        ``common.endpoint_requests``."""
+        return endpoint_requests(run or self.run(), self.profile)
 
 
 @dataclass
@@ -108,7 +121,12 @@ class CheckContext:
         return self.main.result  # type: ignore[no-any-return]
 
     def requests(self) -> list[DecodedRequest]:
+        """The decoded requests to the provider's endpoint, in the order sent."""
         return self.session.decoded_requests()
+
+    def sent(self) -> list[SentRequest]:
+        """The main run's requests to the provider's endpoint, as sent (headers, times)."""
+        return self.session.endpoint_requests()
 
     def expected_tool_calls(self) -> list[ParsedToolCall]:
         """The scenario's expected tool calls, with the ids the profile's authored stream carries."""

@@ -223,7 +223,7 @@ def insufficient_quota_not_retryable(ctx: CheckContext) -> None:
 
 @check("CFG-03", applies=tagged("retry"))
 def max_retries_honoured(ctx: CheckContext) -> None:
-    sent = len(ctx.main.trace.requests)
+    sent = len(ctx.sent())
     wanted = len([e for e in ctx.scenario.exchanges if not e.optional])
     if sent != wanted:
         fail(
@@ -256,7 +256,7 @@ CFG-05's (checks/root.py)."""
 
 @check("CFG-05", applies=named("retry_429_then_success", "retry_after_too_long"), requires=("retries",))
 def retry_after_honoured(ctx: CheckContext) -> None:
-    requests = ctx.main.trace.requests
+    requests = ctx.sent()
     first = ctx.scenario.exchanges[0].response
     if len(requests) < 2 or not isinstance(first, HttpError) or first.retry_after_ms is None:
         fail(ctx, "expected a retry after the 429", expected=2, actual=len(requests))
@@ -382,12 +382,12 @@ def stalled_stream_does_not_hang(ctx: CheckContext) -> None:
 
 @check("AB-01", applies=named("abort_before"), requires=("abort",))
 def already_aborted_sends_nothing(ctx: CheckContext) -> None:
-    if ctx.main.trace.requests:
+    if ctx.sent():
         fail(
             ctx,
             "a request was sent although the signal was already aborted",
             expected=0,
-            actual=len(ctx.main.trace.requests),
+            actual=len(ctx.sent()),
         )
     _code_is_expected(ctx)
 

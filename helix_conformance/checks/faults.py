@@ -127,9 +127,10 @@ def judge(
     if problem:
         return problem
     if variant.kind == "held_open" and read_until_timeout(run):
+        event = "terminal" if variant.expect.same_as_unfaulted else "error"
         return (
             "the step returned only when the read of the held-open connection timed out: it reads on after "
-            "the terminal event instead of returning on it (with no read timeout, it would hang)"
+            f"the {event} event instead of returning on it (with no read timeout, it would hang)"
         )
     result, expect = run.result, variant.expect
     if provider_ids is None:

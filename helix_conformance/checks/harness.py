@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..replay.interactions import ReplayInteraction
+from ..replay.runner import ScenarioRun
+from ..replay.trace import SentRequest
 from .context import CheckContext
 from .registry import check, fail
 
@@ -12,24 +15,47 @@ from .registry import check, fail
 @check("HARN-01", needs_result=False)
 def every_request_matched(ctx: CheckContext) -> None:
     run = ctx.main
-    unmatched = [f"{r.method} {r.url}" for r in run.trace.requests if r.interaction is None]
-    if unmatched or run.unintercepted:
-        requests = [f"{r.method} {r.url}" for r in run.trace.requests]
-        repeated = any(request in requests[:i] for i, request in enumerate(requests) if request in unmatched)
-        why = (
-            ": the same request was sent again after its recorded response, a retry the recording does "
-            "not contain (is the HTTP client or SDK retrying on its own? the official SDKs do unless built "
-            "with max_retries=0)"
-            if repeated
-            else ""
-        )
+    endpoint = ctx.sent()
+    others = [f"{r.method} {r.url}" for r in run.trace.requests if not any(r is e for e in endpoint)]
+    if run.unintercepted:
         fail(
             ctx,
-            "the adapter made requests that match no recorded interaction (even if it turned the "
-            f"replay error into an ErrorStepResult){why}",
-            expected="only the recorded requests, and no other way out to the network",
-            actual=unmatched + run.unintercepted,
+            "the adapter reached for the network outside httpx/httpx2, which the replay does not serve: "
+            f"{', '.join(run.unintercepted[:3])}",
+            expected="every request made with httpx or httpx2, and no other way out to the network",
+            actual=run.unintercepted + others,
             details=run.trace.describe(),
+            hint=UNINTERCEPTED_HINT,
+        )
+    if others:
+        fail(
+            ctx,
+            f"the adapter sent {len(others)} request(s) that are not the provider call "
+            f"({_endpoint(ctx)}): a step makes the provider's request and no other",
+            expected=f"only {_endpoint(ctx)}",
+            actual=others,
+            details=run.trace.describe(),
+            hint=(
+                "A library fetching data while the step runs: LiteLLM downloads its model cost map unless "
+                "LITELLM_LOCAL_MODEL_COST_MAP=True; a models-list, token-count or health-check call before the "
+                "completion. Turn it off, or do it once outside generate_step."
+            ),
+        )
+    unmatched = [r for r in endpoint if r.interaction is None]
+    if unmatched:
+        first = unmatched[0]
+        before = [
+            r for r in endpoint[: endpoint.index(first)] if (r.method, r.url) == (first.method, first.url)
+        ]
+        got = received(run, before[-1]) if before else ""
+        message, hint = _extra_request(ctx, got, before[-1] if before else None)
+        fail(
+            ctx,
+            message,
+            expected=f"{len(run.interactions)} request(s), as recorded",
+            actual=[f"{r.method} {r.url}" for r in unmatched],
+            details=run.trace.describe(),
+            hint=hint,
         )
 
     if ctx.profile.by_regression:
@@ -93,7 +119,121 @@ def every_interaction_used(ctx: CheckContext) -> None:
             f"#{i}: HTTP {run.interactions[i].status} from {run.interactions[i].source}"
             for i in run.unused_interactions
         ]
-        fail(ctx, "recorded interactions were never requested (a skipped retry or request)", actual=unused)
+        sent = ctx.sent()
+        if not sent:
+            fail(
+                ctx,
+                "recorded interactions were never requested: the adapter sent no request to the provider",
+                actual=unused,
+                hint=NO_REQUEST_HINT,
+            )
+        last = sent[-1]
+        if last.interaction is None:
+            fail(
+                ctx,
+                f"recorded interactions were never requested: the adapter's last request ({last.method} "
+                f"{last.url}) matched no recording, so it received the harness's replay error instead",
+                actual=unused,
+                hint="See HARN-01 on this scenario: the request meant for the unused interaction was not the "
+                "recorded one.",
+            )
+        got = received(run, last)
+        fail(
+            ctx,
+            f"recorded interactions were never requested: after {got} (interaction #{last.interaction}) the "
+            "adapter sent no further request",
+            actual=unused,
+            hint=_skipped_retry_hint(ctx, run.interactions[last.interaction]),
+        )
+
+
+UNINTERCEPTED_HINT = (
+    "The replay answers only httpx and httpx2, the clients of the official SDKs; an HTTP client built on "
+    "aiohttp, requests or urllib (or a raw socket) goes to the network, which is refused while a scenario "
+    "runs. Build the provider client on httpx/httpx2 (e.g. an SDK's httpx-based client option)."
+)
+NO_REQUEST_HINT = (
+    "The step returned before any request reached the replay; its result says why. Usual causes: an error "
+    "while building the request, caught into an ErrorStepResult; a setting the harness does not provide (take "
+    "the key and base URL from AdapterContext, not the environment); a client other than httpx/httpx2, whose "
+    "connection or DNS lookup fails."
+)
+
+
+def received(run: ScenarioRun, request: SentRequest) -> str:
+    """What the adapter got back for ``request``, in words: a recorded status, a transport fault, or nothing
+    (no recording matched it, so the harness raised its replay error into the client)."""
+    if request.interaction is None:
+        return "no response (the request matched no recording: the harness raised its replay error)"
+    interaction = run.interactions[request.interaction]
+    if interaction.fault is not None and interaction.fault.kind in ("connect_error", "connect_timeout"):
+        return f"a {interaction.fault.kind.replace('_', ' ')} (no response)"
+    if interaction.fault is not None:
+        return f"HTTP {interaction.status} then a {interaction.fault.kind.replace('_', ' ')} mid-body"
+    return f"HTTP {interaction.status}"
+
+
+def _endpoint(ctx: CheckContext) -> str:
+    paths = sorted({f"{i.method} …{ctx.profile.endpoint_tail(i.path)}" for i in ctx.main.interactions})
+    return " or ".join(paths) or "the provider's endpoint"
+
+
+def _max_retries(ctx: CheckContext) -> str:
+    value = ctx.scenario.config.get("max_retries")
+    return f"config.max_retries={value}" if value is not None else "config.max_retries (default 3)"
+
+
+def _extra_request(ctx: CheckContext, got: str, previous: SentRequest | None) -> tuple[str, str]:
+    """HARN-01's message and hint for a request to the endpoint beyond the recorded ones."""
+    if previous is None:
+        return (
+            "the adapter sent more requests to the provider than the recording holds (every recorded "
+            "interaction had been used)",
+            "A second provider call in one step (a retry nothing asked for, a follow-up or count request); "
+            "one generate_step makes one call, plus the retries the recording contains.",
+        )
+    message = f"the same request was sent again after {got}: a retry the recording does not contain"
+    if previous.interaction is None:
+        return message, (
+            "The earlier request already matched no recording (its method or path differ from the recorded "
+            f"{_endpoint(ctx)}: see the trace); retrying the harness's replay error cannot help. Fix the "
+            "request, and do not retry an error that is not the provider's."
+        )
+    interaction = ctx.main.interactions[previous.interaction]
+    if interaction.fault is None and interaction.status in NOT_RETRYABLE:
+        return message, (
+            f"An HTTP {interaction.status} is not retryable (ERR-01, ERR-02): the SDK or a wrapper retried it "
+            "anyway. The official SDKs retry only 408/409/429/5xx; a wrapper that retries every exception (or "
+            "stacks its retries on the SDK's) sends it again."
+        )
+    what = "transport error" if interaction.fault is not None else f"HTTP {interaction.status}"
+    return message, (
+        f"The adapter, its HTTP client or its SDK retried the {what} more often than {_max_retries(ctx)} allows "
+        "(CFG-03): build the SDK client with max_retries=0 and retry in the adapter, or pass max_retries "
+        "through; a library that reconnects on its own after a connection error adds a retry of its own."
+    )
+
+
+NOT_RETRYABLE = frozenset({400, 401, 403, 404, 413, 422})
+
+
+def _skipped_retry_hint(ctx: CheckContext, interaction: ReplayInteraction) -> str:
+    if interaction.fault is not None:
+        return (
+            f"The recording retries after this {interaction.fault.kind.replace('_', ' ')}: transport errors "
+            f"are retryable (ERR-02), and {_max_retries(ctx)} asks for the retry (CFG-03). A library that "
+            "makes the request lazily, after its retry wrapper returned, skips it."
+        )
+    if interaction.status >= 400:
+        return (
+            f"The recording retries after this HTTP {interaction.status} ({_max_retries(ctx)}, CFG-03): not "
+            "retrying, giving up after the first 429/5xx, or turning the SDK's retries off (max_retries=0) "
+            "without retrying in the adapter."
+        )
+    return (
+        "The recording holds another request after a successful response: the step stopped short of a "
+        "request the scenario makes."
+    )
 
 
 @check("HARN-03", needs_result=False)

@@ -121,8 +121,10 @@ def fail(
     actual: Any = _MISSING,
     details: str = "",
     replay: str = "",
+    hint: str = "",
 ) -> NoReturn:
-    """Stop the current check with a Failure for its clause (``replay``: see ``Failure.replay``)."""
+    """Stop the current check with a Failure for its clause (``replay``: see ``Failure.replay``). ``hint``
+    replaces the clause's common mistakes where the check knows what happened."""
     raise CheckFailed(
         Failure(
             clause=ctx.clause,
@@ -131,7 +133,7 @@ def fail(
             message=message,
             expected=expected,
             actual=actual,
-            hint=get_clause(ctx.clause).common_mistakes,
+            hint=hint or get_clause(ctx.clause).common_mistakes,
             details=details,
             replay=replay,
         )

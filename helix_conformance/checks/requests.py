@@ -154,7 +154,7 @@ def request_matches_the_provider_format(ctx: CheckContext) -> None:
     problems = [p for r in ctx.requests() for p in r.problems]
     problems += [
         f"header: {p}"
-        for sent in ctx.main.trace.requests[:1]
+        for sent in ctx.sent()[:1]
         for p in ctx.profile.request_header_problems(sent.headers, sent.url)
     ]
     if problems:
@@ -232,12 +232,12 @@ def no_tools_means_no_tools_field(ctx: CheckContext) -> None:
 @check("TOOL-05", applies=named("invalid_tool_name"))
 def invalid_tool_rejected_before_sending(ctx: CheckContext) -> None:
     error = error_of(ctx.result)
-    if ctx.main.trace.requests:
+    if ctx.sent():
         fail(
             ctx,
             "a tool the provider cannot accept was sent anyway",
             expected="no request",
-            actual=f"{len(ctx.main.trace.requests)} request(s)",
+            actual=f"{len(ctx.sent())} request(s)",
         )
     if getattr(error, "code", None) != "provider_invalid_request":
         fail(ctx, "expected an ErrorStepResult with provider_invalid_request", actual=short(ctx.result))
@@ -276,7 +276,7 @@ def generation_parameters_reach_the_request(ctx: CheckContext) -> None:
 
 @check("CFG-02", applies=named("config_passthrough"))
 def headers_and_provider_options_sent(ctx: CheckContext) -> None:
-    headers = ctx.main.trace.requests[0].headers if ctx.main.trace.requests else {}
+    headers = ctx.sent()[0].headers if ctx.sent() else {}
     for key, value in (ctx.scenario.config.get("headers") or {}).items():
         if headers.get(key.lower()) != value:
             fail(
@@ -324,7 +324,7 @@ def prompt_cache_key_derived_from_the_session(ctx: CheckContext) -> None:
     def keys(run: ScenarioRun) -> list[Any]:
         return [
             ctx.profile.decode_request(r.body, r.url).cache.get("prompt_cache_key")
-            for r in run.trace.requests
+            for r in ctx.session.endpoint_requests(run)
         ]
 
     same_session = keys(ctx.session.run(RunOptions(steps=2)))

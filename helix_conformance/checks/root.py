@@ -17,6 +17,7 @@ from ..profiles import KNOWN_PROFILES, get_profile
 from ..replay.runner import ScenarioRun
 from .common import error_message, sends_request, short
 from .context import ScenarioSession
+from .harness import NO_REQUEST_HINT, UNINTERCEPTED_HINT
 
 JUDGED_WITHOUT_EXCHANGE = frozenset(
     {
@@ -67,6 +68,8 @@ class RootCause:
     details: str = ""
     expected: str | None = None
     actual: str | None = None
+    hint: str = ""
+    """What to look at, where the clause's common mistakes would not fit what happened (empty: those)."""
 
     def judges(self, clause: str) -> bool:
         """Whether ``clause`` is still judged on a run with this root cause."""
@@ -84,7 +87,14 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
     """The root cause of the scenario's main run, or None when it can be judged clause by clause."""
     run = session.run()
     if run.setup_error:
-        return RootCause("NT-01", run.setup_error, "no_result")
+        return RootCause(
+            "NT-01",
+            run.setup_error,
+            "no_result",
+            hint="The adapter could not be built, so no step ran: AdapterSpec.factory gets an AdapterContext "
+            "(api_key, base_url, timeout) and must build the adapter from it (a keyword the constructor does "
+            "not take, a setting read from the environment, a missing dependency).",
+        )
     if run.timed_out:
         return RootCause(
             hang_owner(session.scenario.tags),
@@ -104,12 +114,22 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
         )
     if not session.profile.replays or not sends_request(session.scenario, session.profile):
         return None
-    if not run.trace.requests and not run.unintercepted:
+    if not run.trace.requests and run.unintercepted:
+        return RootCause(
+            "HARN-01",
+            "the adapter reached for the network outside httpx/httpx2, which the replay does not serve "
+            f"({run.unintercepted[0]}), so no response was served",
+            "no_match",
+            run.trace.describe(),
+            hint=UNINTERCEPTED_HINT,
+        )
+    if not run.trace.requests:
         return RootCause(
             "HARN-02",
             f"the step ended before any request was sent, returning {_outcome(run)}",
             "no_request",
             run.trace.describe(),
+            hint=NO_REQUEST_HINT,
         )
     if run.trace.requests and all(r.interaction is None for r in run.trace.requests):
         return RootCause("HARN-01", _unmatched_message(session, run), "no_match", run.trace.describe())

@@ -99,6 +99,16 @@ class ReadsPastMessageStop(HookedAnthropicAdapter):
     stream_class = _ReadsToTheEndMessages
 
 
+class _ReadsOnAfterAnError(HookedMessagesStream):
+    async def feed(self, events: list[SSEEvent]) -> bool:
+        stop = await super().feed(events)
+        return stop and self._error is None  # Bug: message_stop ends the read, `event: error` does not
+
+
+class ReadsPastTheErrorEvent(HookedAnthropicAdapter):
+    stream_class = _ReadsOnAfterAnError
+
+
 class _ReadsToTheEndGemini(HookedGeminiStream):
     async def feed(self, events: list[SSEEvent]) -> bool:
         stop = await super().feed(events)
@@ -156,6 +166,14 @@ ADAPTERS: list[BrokenAdapter] = [
         "NT-04",
         ["text_basic", "tool_call"],
         "Reads on after message_stop until the body ends (what the anthropic SDK's iterator does).",
+    ),
+    broken_anthropic(
+        "anthropic_reads_past_the_error_event",
+        ReadsPastTheErrorEvent,
+        "NT-04",
+        ["text_basic"],
+        "Returns on message_stop, but after an `event: error` reads on until the body ends: a connection held "
+        "open after the error keeps the step waiting (its code is right: NT-04 judges the wait, ERR-03 the code).",
     ),
     broken_gemini(
         "gemini_reads_past_the_finish_chunk",

@@ -1,0 +1,173 @@
+"""False failures the foreign zoo found (issue 16), each pinned: the verdict on what a real adapter does must
+name what happened, once, on the clause that owns it.
+
+- an unrelated request (LiteLLM's GET of its model cost map) is HARN-01's alone: the MSG/TOOL/CFG clauses judge
+  the request to the provider's endpoint, not whichever request came first;
+- an HTTP client the replay does not serve, or a step that sends nothing, is one root cause whose hint says so;
+- HARN-01 and HARN-02 say what the adapter received (nothing, a fault, a status) before the extra or missing
+  request;
+- NT-04 on a connection held open after an error event judges the wait, not the error code (ERR-03's).
+
+The broken adapters proving the clauses still catch the real mistakes: ``probes_models_endpoint`` and
+``phones_home`` (HARN-01), ``gives_up_after_one_attempt`` (HARN-02), ``anthropic_reads_past_the_error_event``
+(NT-04), ``anthropic_untyped_stream_errors`` (ERR-03).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import urllib.request
+from typing import Any
+
+import httpx
+from broken_adapters import BROKEN_ADAPTERS
+
+from helix_conformance.contract import (
+    ErrorStepResult,
+    HelixError,
+    LLMGenerateInput,
+    StepResult,
+    invoke_callback,
+)
+from helix_conformance.testing import run_conformance
+from reference_adapters.openai_chat import OpenAIChatAdapter
+from reference_adapters.openai_chat import spec as openai_spec
+
+TIMEOUT = 3.0
+COST_MAP = "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
+REQUEST_CLAUSES = (
+    "MSG-01",
+    "MSG-02",
+    "MSG-03",
+    "MSG-04",
+    "MSG-05",
+    "MSG-09",
+    "MSG-10",
+    "TOOL-01",
+    "TOOL-02",
+    "TOOL-03",
+    "TOOL-04",
+    "CFG-01",
+    "CACHE-01",
+)
+
+
+def _rows(spec: Any, clauses: list[str], scenarios: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    report = run_conformance(spec, clauses=clauses, scenarios=scenarios, timeout=TIMEOUT, examples=2)
+    return {(row["clause"], row["scenario"]): row for row in report["results"]}
+
+
+def _broken(name: str) -> Any:
+    return next(adapter for adapter in BROKEN_ADAPTERS if adapter.name == name).spec
+
+
+class FetchesItsCostMap(OpenAIChatAdapter):
+    """The reference adapter, plus what LiteLLM does when its cost map is not local: a GET elsewhere first
+    (failure ignored), and a HEAD to another path of the provider afterwards."""
+
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        async with httpx.AsyncClient() as client:
+            with contextlib.suppress(httpx.HTTPError):
+                await client.get(COST_MAP)
+            result = await super().generate_step(input)
+            with contextlib.suppress(httpx.HTTPError):
+                await client.head(self._url.replace("/chat/completions", "/models"))
+        return result
+
+
+def test_an_unrelated_request_is_judged_once_on_harn_01_and_not_by_the_request_clauses() -> None:
+    spec = dataclasses.replace(
+        openai_spec,
+        name="fetches-its-cost-map",
+        factory=lambda ctx: FetchesItsCostMap(api_key=ctx.api_key, base_url=ctx.base_url),
+    )
+    scenarios = ["text_basic", "tool_call", "system_multiturn", "tool_result_roundtrip"]
+    rows = _rows(spec, [*REQUEST_CLAUSES, "HARN-01", "HARN-02"], scenarios)
+    wrong = {
+        key: row["message"] for key, row in rows.items() if key[0] != "HARN-01" and row["outcome"] == "failed"
+    }
+    assert not wrong, wrong  # before: MSG-01/02/05, MSG-10, TOOL-01/02 … judged the GET
+    for scenario in scenarios:
+        harn = rows["HARN-01", scenario]
+        assert harn["outcome"] == "failed", harn
+        assert "not the provider call" in harn["message"]
+        assert COST_MAP in harn["message"]
+        assert "/models" in harn["message"]
+        assert "LITELLM_LOCAL_MODEL_COST_MAP" in harn["message"]  # the hint says what to do
+
+
+class UrllibAdapter:
+    """A client the replay does not serve (urllib): the connection is refused, the error returned properly."""
+
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        try:
+            # An address literal: the connection is attempted (and refused) without a DNS lookup first.
+            await asyncio.to_thread(
+                urllib.request.urlopen, "https://104.18.7.192/v1/chat/completions", b"{}", 2
+            )
+            raise AssertionError("the harness let a connection out")
+        except OSError as exc:
+            error = HelixError(f"urllib: {exc}", code="provider_error", retryable=True, cause=exc)
+            if input.callbacks is not None and input.callbacks.on_error is not None:
+                await invoke_callback(input.callbacks.on_error, error)
+            return ErrorStepResult(error=error)
+
+
+def test_a_client_the_replay_does_not_serve_is_one_root_cause_on_harn_01() -> None:
+    spec = dataclasses.replace(openai_spec, name="urllib-adapter", factory=lambda ctx: UrllibAdapter())
+    rows = _rows(spec, [*REQUEST_CLAUSES, "HARN-01", "HARN-02", "STR-01", "RES-02"], ["text_basic"])
+    failed = {clause: row for (clause, _), row in rows.items() if row["outcome"] == "failed"}
+    assert set(failed) == {"HARN-01"}, {c: r["message"][:300] for c, r in failed.items()}
+    message = failed["HARN-01"]["message"]
+    assert "outside httpx/httpx2" in message
+    assert "104.18.7.192" in message
+    assert "Build the provider client on httpx/httpx2" in message  # the hint, not "an extra request"
+    assert "max_retries" not in message
+    assert rows["MSG-02", "text_basic"]["outcome"] == "skipped"
+    assert "reported once, on HARN-01" in rows["MSG-02", "text_basic"]["message"]
+
+
+class RefusesBeforeSending:
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        error = HelixError("cannot start: no API key in OPENAI_API_KEY", code="provider_auth_error")
+        if input.callbacks is not None and input.callbacks.on_error is not None:
+            await invoke_callback(input.callbacks.on_error, error)
+        return ErrorStepResult(error=error)
+
+
+def test_a_step_that_sends_nothing_gets_a_hint_about_sending_nothing() -> None:
+    spec = dataclasses.replace(openai_spec, name="refuses", factory=lambda ctx: RefusesBeforeSending())
+    row = _rows(spec, ["HARN-02"], ["retry_429_then_success"])["HARN-02", "retry_429_then_success"]
+    assert row["outcome"] == "failed"
+    assert "before any request was sent" in row["message"]
+    assert "no API key" in row["message"]
+    hint = row["message"].split("hint:", 1)[1]
+    assert "before any request reached the replay" in hint
+    # before: "Not retrying where the recording contains a retry"
+    assert "retry" not in hint.split("reproduce:")[0]
+
+
+def test_harn_02_says_what_the_adapter_received_before_it_stopped() -> None:
+    row = _rows(_broken("gives_up_after_one_attempt"), ["HARN-02"], ["retry_429_then_success"])[
+        "HARN-02", "retry_429_then_success"
+    ]
+    assert row["outcome"] == "failed"
+    assert "after HTTP 429 (interaction #0) the adapter sent no further request" in row["message"]
+    assert "config.max_retries=" in row["message"]
+
+
+def test_harn_01_says_what_the_retried_request_had_received() -> None:
+    row = _rows(_broken("retries_everything"), ["HARN-01"], ["no_retry_401"])["HARN-01", "no_retry_401"]
+    assert row["outcome"] == "failed"
+    assert "the same request was sent again after HTTP 401" in row["message"]
+    assert "An HTTP 401 is not retryable" in row["message"]
+
+
+def test_nt_04_on_an_error_event_held_open_leaves_the_code_to_err_03() -> None:
+    rows = _rows(_broken("anthropic_untyped_stream_errors"), ["NT-04", "ERR-03"], ["text_basic"])
+    assert rows["ERR-03", "text_basic"]["outcome"] == "failed"  # the wrong code, reported once, here
+    assert rows["NT-04", "text_basic"]["outcome"] == "passed", rows["NT-04", "text_basic"]["message"]
+    waits = _rows(_broken("anthropic_reads_past_the_error_event"), ["NT-04"], ["text_basic"])
+    assert "reads on after the error event" in waits["NT-04", "text_basic"]["message"]
