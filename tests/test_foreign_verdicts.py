@@ -171,3 +171,32 @@ def test_nt_04_on_an_error_event_held_open_leaves_the_code_to_err_03() -> None:
     assert rows["NT-04", "text_basic"]["outcome"] == "passed", rows["NT-04", "text_basic"]["message"]
     waits = _rows(_broken("anthropic_reads_past_the_error_event"), ["NT-04"], ["text_basic"])
     assert "reads on after the error event" in waits["NT-04", "text_basic"]["message"]
+
+
+class FailsOnEveryStream(OpenAIChatAdapter):
+    """Returns an error for every stream, final (retryable=False) once the caller allowed retries (CFG-04): a
+    wrong unfaulted result, which the fault runs (max_retries=0) repeat with retryable=True."""
+
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        await super().generate_step(input)
+        error = HelixError(
+            "the stream ended early", code="provider_error", retryable=input.config.max_retries == 0
+        )
+        if input.callbacks is not None and input.callbacks.on_error is not None:
+            await invoke_callback(input.callbacks.on_error, error)
+        return ErrorStepResult(error=error)
+
+
+def test_res_12_is_not_judged_against_an_unfaulted_run_that_already_failed() -> None:
+    spec = dataclasses.replace(
+        openai_spec,
+        name="fails-on-every-stream",
+        factory=lambda ctx: FailsOnEveryStream(api_key=ctx.api_key, base_url=ctx.base_url),
+    )
+    rows = _rows(spec, ["RES-12", "RES-02"], ["text_basic"])
+    assert rows["RES-02", "text_basic"]["outcome"] == "failed"  # the root failure, reported by its clause
+    res12 = rows["RES-12", "text_basic"]
+    assert res12["outcome"] == "skipped", res12[
+        "message"
+    ]  # before: "the result differs from the unfaulted run's"
+    assert "the unfaulted run already returned an error" in res12["message"]

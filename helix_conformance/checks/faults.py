@@ -24,7 +24,7 @@ from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, STALLING
 from ..scenarios.model import AbortPlan, Scenario, Stream
 from .common import ToolCallIds, describe_result, error_message, provider_tool_call_ids, short
 from .context import CheckContext
-from .registry import fail
+from .registry import NotApplicable, fail
 
 TRACE_LINES = 14
 """How much of the faulted run's trace a failure shows (its end: where the fault hit)."""
@@ -169,7 +169,12 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
     generic = clause in ("NT-01", "NT-02")
     chosen = [v for v in variants(ctx) if v.kind not in STALLING] if generic else variants(ctx, clause)
     timeout = ctx.session.settings.timeout
+    failed_base = _failed_base(ctx)
+    if failed_base and chosen and all(v.kind == "unknown_event" for v in chosen):
+        raise NotApplicable(failed_base)
     for variant in chosen:
+        if failed_base and variant.kind == "unknown_event":
+            continue
         run = run_variant(ctx, variant)
         if clause == "NT-01":
             problem = f"raised {type(run.raised).__name__}: {run.raised}" if run.raised is not None else None
@@ -177,8 +182,25 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
             problem = _unusable(run, timeout) if run.raised is None else None
         else:
             problem = judge(variant, run, ctx.result, timeout, provider_tool_call_ids(ctx))
+            if problem is not None and failed_base and variant.expect.same_as_unfaulted:
+                problem = _unusable(run, timeout)  # only a hang is judged against a failed base run
         if problem is not None:
             _fail(ctx, variant, run, problem)
+
+
+def _failed_base(ctx: CheckContext) -> str:
+    """Why the unfaulted run cannot stand as the reference of "the unfaulted result" (empty when it can): it
+    returned an error where the scenario expects a success. That failure is the unfaulted run's clauses' to
+    report; a faulted run compared with it would repeat it (and differ in ``retryable``, which follows the
+    ``max_retries=0`` of fault runs)."""
+    result = ctx.result
+    if not isinstance(result, ErrorStepResult) or ctx.scenario.expect.type == "error":
+        return ""
+    return (
+        f"not judged: the unfaulted run already returned an error ({short(result)[:160]}) where the scenario "
+        f"expects {ctx.scenario.expect.type}, which the scenario's own clauses report; the fault runs are "
+        "compared with the unfaulted result"
+    )
 
 
 def _fail(ctx: CheckContext, variant: FaultVariant, run: ScenarioRun, problem: str) -> None:
