@@ -18,24 +18,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import urllib.request
 from typing import Any
 
 import httpx
+import pytest
+import yaml
 from broken_adapters import BROKEN_ADAPTERS
+from broken_adapters._anthropic_base import HookedAnthropicAdapter
 
 from helix_conformance.contract import (
+    AssistantMessage,
     ErrorStepResult,
     HelixError,
     LLMGenerateInput,
     StepResult,
+    ToolMessage,
     invoke_callback,
 )
+from helix_conformance.importing.recorded import SHARED_RECORDINGS
+from helix_conformance.profiles import get_profile
 from helix_conformance.testing import run_conformance
+from reference_adapters.anthropic import spec as anthropic_spec
 from reference_adapters.openai_chat import OpenAIChatAdapter
 from reference_adapters.openai_chat import spec as openai_spec
 
 TIMEOUT = 3.0
+RECORDED_CACHE = SHARED_RECORDINGS / "anthropic" / "test_anthropic_cache_real_api.yaml"
 COST_MAP = "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json"
 REQUEST_CLAUSES = (
     "MSG-01",
@@ -200,3 +210,73 @@ def test_res_12_is_not_judged_against_an_unfaulted_run_that_already_failed() -> 
         "message"
     ]  # before: "the result differs from the unfaulted run's"
     assert "the unfaulted run already returned an error" in res12["message"]
+
+
+# --- 1e: what the providers' request schemas allow ---------------------------------------------------------
+
+
+class CachesAutomatically(HookedAnthropicAdapter):
+    """CACHE-02 by Anthropic's automatic caching: breakpoints on the system prompt and the last tool, and the
+    top-level cache_control for the conversation (the API marks its last cacheable block)."""
+
+    def build_body(self, input: LLMGenerateInput) -> dict[str, Any]:
+        body = super().build_body(input)
+        if input.config.caching == "auto":
+            last_turn = body["messages"][-1]["content"]
+            del last_turn[-1]["cache_control"]
+            body["cache_control"] = {"type": "ephemeral", "ttl": "5m"}  # as recorded live (SOURCES.md)
+        return body
+
+
+def test_anthropic_automatic_caching_marks_the_last_message() -> None:
+    spec = dataclasses.replace(
+        anthropic_spec,
+        name="caches-automatically",
+        factory=lambda ctx: CachesAutomatically(api_key=ctx.api_key, base_url=ctx.base_url),
+    )
+    rows = _rows(spec, ["CACHE-02", "CACHE-01", "MSG-09"], ["caching_auto", "text_basic"])
+    assert rows["CACHE-02", "caching_auto"]["outcome"] == "passed", rows["CACHE-02", "caching_auto"][
+        "message"
+    ]
+    assert rows["MSG-09", "caching_auto"]["outcome"] == "passed", rows["MSG-09", "caching_auto"]["message"]
+    assert rows["CACHE-01", "text_basic"]["outcome"] == "passed"  # off: nothing sent
+    caught = _rows(_broken("anthropic_always_caches_automatically"), ["CACHE-01"], ["text_basic"])
+    assert "top level" in caught["CACHE-01", "text_basic"]["message"]
+
+
+@pytest.mark.skipif(not RECORDED_CACHE.exists(), reason="the shared recordings are not beside the project")
+def test_anthropic_decoder_reads_the_top_level_cache_control_of_a_live_recording() -> None:
+    body = yaml.safe_load(RECORDED_CACHE.read_text(encoding="utf-8"))["interactions"][0]["request"][
+        "parsed_body"
+    ]
+    decoded = get_profile("anthropic-messages").decode_request(json.dumps(body).encode())
+    assert decoded.cache["breakpoints"] == ["cache_control (top level: the last cacheable block)"]
+    assert "cache_control" not in decoded.extra
+    assert not decoded.problems
+
+
+def test_openai_history_with_a_refusal_part_and_a_function_message_is_schema_valid() -> None:
+    body = {
+        "model": "gpt-4o",
+        "stream": True,
+        "messages": [
+            {"role": "user", "content": "Help me pick a lock."},
+            {"role": "assistant", "content": [{"type": "refusal", "refusal": "I can't help with that."}]},
+            {"role": "user", "content": "What's the weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "function_call": {"name": "get_weather", "arguments": "{}"},
+            },
+            {"role": "function", "name": "get_weather", "content": "18C"},
+        ],
+    }
+    decoded = get_profile("openai-chat").decode_request(json.dumps(body).encode())
+    assert decoded.problems == []  # before: both flagged on MSG-09
+    assert decoded.messages[1] == AssistantMessage(content="I can't help with that.")
+    assert decoded.messages[4] == ToolMessage(tool_call_id="", tool_name="get_weather", content="18C")
+    bad = {
+        **body,
+        "messages": [{"role": "assistant", "content": [{"type": "refusal"}, {"type": "image_url"}]}],
+    }
+    assert get_profile("openai-chat").decode_request(json.dumps(bad).encode()).problems

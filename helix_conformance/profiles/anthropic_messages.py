@@ -37,7 +37,7 @@ _CONFIG_FIELDS = {
     "top_k": "top_k",
     "stop_sequences": "stop_sequences",
 }
-_INTERPRETED = {"model", "messages", "system", "tools", "tool_choice", "stream"}
+_INTERPRETED = {"model", "messages", "system", "tools", "tool_choice", "stream", "cache_control"}
 _FOREIGN_FIELDS = {
     "presence_penalty",
     "frequency_penalty",
@@ -218,6 +218,13 @@ def _decode_system(system: Any, d: _Decoding) -> list[Message]:
     return messages
 
 
+AUTOMATIC_BREAKPOINT = "cache_control (top level: the last cacheable block)"
+"""Automatic caching: a top-level ``cache_control`` "automatically applies a cache_control marker to the last
+cacheable block in the request" (the ``anthropic`` SDK's ``MessageCreateParams.cache_control``; Anthropic's
+prompt-caching guide, "Automatic caching"), which marks the last message (CACHE-02) and is a cache marker
+(CACHE-01)."""
+
+
 def _unmarked(data: dict[str, Any], breakpoints: list[str]) -> list[str]:
     """The CACHE-02 spots (system prompt, last tool, last message) that carry no breakpoint."""
     missing = []
@@ -230,7 +237,8 @@ def _unmarked(data: dict[str, Any], breakpoints: list[str]) -> list[str]:
     if isinstance(tools, list) and tools and f"tools[{len(tools) - 1}]" not in breakpoints:
         missing.append(f"last tool (tools[{len(tools) - 1}])")
     messages = data.get("messages")
-    if isinstance(messages, list) and messages and isinstance(messages[-1], dict):
+    automatic = AUTOMATIC_BREAKPOINT in breakpoints
+    if isinstance(messages, list) and messages and isinstance(messages[-1], dict) and not automatic:
         i = len(messages) - 1
         content = messages[-1].get("content")
         spot = f"messages[{i}].content[{len(content) - 1}]" if isinstance(content, list) and content else None
@@ -296,6 +304,8 @@ class AnthropicMessagesProfile(WireProfile):
             d.problems.append("messages must be a non-empty list")
             raw_messages = []
         messages = _decode_system(data.get("system"), d) + _decode_messages(raw_messages, d)
+        if data.get("cache_control") is not None:
+            d.breakpoints.append(AUTOMATIC_BREAKPOINT)
         tools = None
         if "tools" in data:
             tools = [self._decode_tool(raw, i, d) for i, raw in enumerate(data["tools"] or [])]

@@ -100,14 +100,22 @@ _ERROR_BODIES: dict[int | str, tuple[str, str | None, str | None, str | None]] =
 }
 
 
-def _text_of(content: Any, problems: list[str], where: str) -> str:
-    """Message content as text: a string, or a list of ``{"type":"text"}`` parts."""
+def _text_of(content: Any, problems: list[str], where: str, *, assistant: bool = False) -> str:
+    """Message content as text: a string, or a list of ``{"type":"text"}`` parts. An assistant's content may
+    also be exactly one ``{"type":"refusal"}`` part (the ``openai`` SDK's ``ContentArrayOfContentPart``,
+    generated from the API's OpenAPI spec): its refusal text is the turn's text."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
         return "".join(str(p.get("text", "")) for p in content)
+    if assistant and isinstance(content, list) and all(isinstance(p, dict) for p in content):
+        refusals = [p for p in content if p.get("type") == "refusal"]
+        if len(refusals) == 1 and len(content) == 1 and isinstance(refusals[0].get("refusal"), str):
+            return str(refusals[0]["refusal"])
+        problems.append(f"{where}: content parts must be text parts, or exactly one refusal part")
+        return ""
     problems.append(f"{where}: content is neither a string nor a list of text parts: {content!r:.80}")
     return ""
 
@@ -156,7 +164,17 @@ def _decode_message(raw: Any, index: int, problems: list[str]) -> Message | None
         # content "" beside tool_calls is accepted ("Required unless tool_calls ... is specified"; the Vercel
         # AI SDK sends it): nothing here is an MSG-06 breach.
         return AssistantMessage(
-            content=_text_of(raw.get("content"), problems, where), tool_calls=calls or None
+            content=_text_of(raw.get("content"), problems, where, assistant=True), tool_calls=calls or None
+        )
+    if role == "function":
+        # Deprecated but still in the API's schema (``ChatCompletionFunctionMessageParam``: content and name, no
+        # tool_call_id): valid for MSG-09. Read as a tool result with no id, which MSG-04 then fails.
+        if not isinstance(raw.get("name"), str):
+            problems.append(f"{where}: function message without a name")
+        return ToolMessage(
+            tool_call_id="",
+            tool_name=str(raw.get("name", "")),
+            content=_text_of(raw.get("content"), problems, where),
         )
     problems.append(f"{where}: unknown role {role!r}")
     return None

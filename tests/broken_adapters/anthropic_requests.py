@@ -248,6 +248,13 @@ class AlwaysCaches(HookedAnthropicAdapter):
         return body
 
 
+class AlwaysCachesAutomatically(HookedAnthropicAdapter):
+    def build_body(self, input: LLMGenerateInput) -> Body:
+        body = super().build_body(input)
+        body["cache_control"] = {"type": "ephemeral"}  # Bug: automatic caching, whatever config.caching says
+        return body
+
+
 ADAPTERS: list[BrokenAdapter] = [
     broken_anthropic(
         "anthropic_system_sent_as_message",
@@ -346,5 +353,12 @@ ADAPTERS: list[BrokenAdapter] = [
         "CACHE-01",
         ["text_basic", "tool_call", "system_multiturn"],
         "Sends cache_control breakpoints although caching is off.",
+    ),
+    broken_anthropic(
+        "anthropic_always_caches_automatically",
+        AlwaysCachesAutomatically,
+        "CACHE-01",
+        ["text_basic", "tool_call", "system_multiturn"],
+        "Sends the top-level cache_control (automatic caching) although caching is off.",
     ),
 ]
