@@ -665,14 +665,17 @@ CLAUSES: dict[str, Clause] = {
         source="seed",
         text=(
             "Order is preserved; nothing is dropped or duplicated; consecutive same-role turns are merged "
-            "where the provider rejects them (Gemini `user`/`model`). Anthropic's Messages API combines "
-            "consecutive same-role turns itself, so there merging is allowed, not required."
+            "where the provider rejects them (Gemini `user`/`model`; a user text turn after a user turn of "
+            "functionResponse parts is answered, so it may stay a turn of its own). Anthropic's Messages API "
+            "combines consecutive same-role turns itself, so there merging is allowed, not required."
         ),
         why=(
             'Conversation order is meaning. Gemini answers consecutive turns of one role with 400 "Please '
             'ensure that multiturn requests alternate between user and model." (as gateways that merge turns '
-            'for it report, e.g. Portkey); the Messages API reference says "Consecutive user or assistant '
-            'turns in your request will be combined into a single turn".'
+            "for it report, e.g. Portkey), but answers a user text turn after a functionResponse turn (a live "
+            "Vertex recording from pydantic-ai, test_multimodal_tool_return_matrix; LiteLLM and "
+            'langchain-google-genai send that shape); the Messages API reference says "Consecutive user or '
+            'assistant turns in your request will be combined into a single turn".'
         ),
         common_mistakes=(
             "Grouping messages by role, dropping a consecutive user message instead of merging it (or keeping "

@@ -27,6 +27,7 @@ import pytest
 import yaml
 from broken_adapters import BROKEN_ADAPTERS
 from broken_adapters._anthropic_base import HookedAnthropicAdapter
+from broken_adapters._gemini_base import HookedGeminiAdapter
 
 from helix_conformance.contract import (
     AssistantMessage,
@@ -41,6 +42,7 @@ from helix_conformance.importing.recorded import SHARED_RECORDINGS
 from helix_conformance.profiles import get_profile
 from helix_conformance.testing import run_conformance
 from reference_adapters.anthropic import spec as anthropic_spec
+from reference_adapters.gemini import spec as gemini_spec
 from reference_adapters.openai_chat import OpenAIChatAdapter
 from reference_adapters.openai_chat import spec as openai_spec
 
@@ -280,3 +282,39 @@ def test_openai_history_with_a_refusal_part_and_a_function_message_is_schema_val
         "messages": [{"role": "assistant", "content": [{"type": "refusal"}, {"type": "image_url"}]}],
     }
     assert get_profile("openai-chat").decode_request(json.dumps(bad).encode()).problems
+
+
+# --- 1c: Gemini answers a user text turn after a functionResponse turn ----------------------------------------
+
+
+class ToolResultsInATurnOfTheirOwn(HookedGeminiAdapter):
+    """What LiteLLM (vertex_ai/gemini/transformation.py:1032) and langchain-google-genai (chat_models.py:1545)
+    send: the functionResponse parts as a user turn of their own, then the user's text as the next user turn."""
+
+    def build_body(self, input: LLMGenerateInput) -> dict[str, Any]:
+        body = super().build_body(input)
+        split: list[dict[str, Any]] = []
+        for turn in body["contents"]:
+            responses = [p for p in turn["parts"] if "functionResponse" in p]
+            rest = [p for p in turn["parts"] if "functionResponse" not in p]
+            if turn["role"] == "user" and responses and rest:
+                split += [{"role": "user", "parts": responses}, {"role": "user", "parts": rest}]
+            else:
+                split.append(turn)
+        body["contents"] = split
+        return body
+
+
+def test_gemini_accepts_a_user_text_turn_after_a_function_response_turn() -> None:
+    spec = dataclasses.replace(
+        gemini_spec,
+        name="tool-results-in-a-turn-of-their-own",
+        factory=lambda ctx: ToolResultsInATurnOfTheirOwn(api_key=ctx.api_key, base_url=ctx.base_url),
+    )
+    rows = _rows(spec, ["MSG-05", "MSG-04", "MSG-02"], ["tool_result_then_user"])
+    not_passed = {key: row["message"] for key, row in rows.items() if row["outcome"] != "passed"}
+    assert not not_passed, not_passed  # before: MSG-05 "contents[2] and contents[3] are both user turns"
+    caught = _rows(_broken("gemini_unmerged_user_turns"), ["MSG-05"], ["system_multiturn"])
+    assert (
+        "are both user turns" in caught["MSG-05", "system_multiturn"]["message"]
+    )  # two text turns: still caught

@@ -3,7 +3,8 @@
 The decoder reads a ``generateContent`` request back to canonical meaning. Gemini links tool results to calls
 by name (and by id only when the provider issued one), so canonical tool-call ids are not compared: the
 decoder checks the linking itself and reports breaches as MSG-04 violations, like strict ``user``/``model``
-alternation (MSG-05). The body is proto3 JSON, so snake_case field names (LiteLLM, google-genai's
+alternation (MSG-05), which one pair of turns is exempt from: a ``user`` turn of functionResponse parts followed
+by a ``user`` text turn, which Gemini answers (a live recording; see docs/contract.md, MSG-05). The body is proto3 JSON, so snake_case field names (LiteLLM, google-genai's
 ``parameters_json_schema``) mean what their lowerCamelCase names mean (``proto_json``). Tool schemas are either
 Gemini's OpenAPI subset (``parameters``: translated back to JSON Schema for TOOL-02, judged as sent for TOOL-03)
 or JSON Schema (``parametersJsonSchema``); a declaration with neither takes no arguments. The response side is
@@ -289,6 +290,7 @@ class GeminiProfile(WireProfile):
             d.problems.append("contents must be a non-empty list")
             contents = []
         previous: str | None = None
+        answered_only = False  # the previous turn held only functionResponse parts: user text may follow it
         pending: list[str] = []
         pending_ids: list[Any] = []
         for i, turn in enumerate(contents):
@@ -299,9 +301,11 @@ class GeminiProfile(WireProfile):
             if role not in ("user", "model"):
                 d.problems.append(f"{where}: role {role!r} is not user or model")
                 continue
-            if role == previous:
-                d.violations.append(("MSG-05", f"contents[{i - 1}] and {where} are both {role} turns"))
             parts = _parts(turn, where, d)
+            responses = ["functionResponse" in part for part in parts]
+            if role == previous and not (role == "user" and answered_only and not any(responses)):
+                d.violations.append(("MSG-05", f"contents[{i - 1}] and {where} are both {role} turns"))
+            answered_only = bool(parts) and all(responses)
             if role == "model":
                 message = _decode_model(parts, where, d)
                 pending = [c.name for c in message.tool_calls or []]

@@ -289,8 +289,9 @@ ADAPTERS: list[BrokenAdapter] = [
         "gemini_unmerged_user_turns",
         UnmergedUserTurns,
         "MSG-05",
-        ["tool_result_then_user", "tool_result_roundtrip"],
-        "Converts message by message: consecutive user-side messages become user turns in a row.",
+        ["tool_result_roundtrip", "system_multiturn"],
+        "Converts message by message: consecutive user-side messages become user turns in a row (two "
+        "functionResponse turns, two text turns; a text turn after a functionResponse turn is allowed).",
     ),
     broken_gemini(
         "gemini_assistant_role",
