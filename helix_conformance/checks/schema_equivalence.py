@@ -44,6 +44,20 @@ def _non_null(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def _all_of(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with the properties and required names of its ``allOf`` parts beside its own: an instance
+    must satisfy every part, so instances are built from all of them."""
+    parts = schema.get("allOf")
+    if not isinstance(parts, list):
+        return schema
+    properties, required = dict(schema.get("properties", {})), list(schema.get("required", []))
+    for part in parts:
+        part = _all_of(_resolve(part, root), root)
+        properties.update(part.get("properties", {}))
+        required.extend(name for name in part.get("required", []) if name not in required)
+    return {**schema, "properties": properties, "required": required}
+
+
 def _type_of(schema: dict[str, Any]) -> str | None:
     t = schema.get("type")
     if isinstance(t, list):
@@ -61,7 +75,7 @@ objects count a level each."""
 
 def example(schema: Any, root: dict[str, Any], *, full: bool, depth: int = 0) -> Any:
     """A valid instance: required properties only, or every property when ``full``."""
-    schema = _non_null(_resolve(schema, root), root)
+    schema = _all_of(_non_null(_resolve(schema, root), root), root)
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
@@ -117,7 +131,7 @@ def _keyword_violations(schema: dict[str, Any], root: dict[str, Any]) -> list[An
 
 def _mutations(schema: Any, root: dict[str, Any], base: dict[str, Any], *, keep_complete: bool) -> list[Any]:
     """Instances that break one rule each: a missing required property, a wrong type, a value off the enum."""
-    schema = _non_null(_resolve(schema, root), root)
+    schema = _all_of(_non_null(_resolve(schema, root), root), root)
     out: list[Any] = []
     required = set(schema.get("required", []))
     for name, sub in schema.get("properties", {}).items():

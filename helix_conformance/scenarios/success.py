@@ -115,7 +115,61 @@ CREATE_ORDER_STRICT = Tool(
     strict=True,
 )
 
+BOOK_TABLE = Tool(
+    name="book_table",
+    description="Book a table at a restaurant.",
+    # JSON Schema keywords a translator to another dialect (Gemini's OpenAPI subset) must carry over with their
+    # meaning: `allOf` parts, a `$ref` with a sibling, integer exclusive bounds, `const`, type lists with and
+    # without null, formats, `uniqueItems: false` (as zod-to-json-schema and hand-written MCP tools write them).
+    input_schema={
+        "type": "object",
+        "allOf": [
+            {
+                "properties": {"restaurant": {"$ref": "#/$defs/Name", "description": "Where to book."}},
+                "required": ["restaurant"],
+            },
+            {"properties": {"when": {"type": "string", "format": "date-time"}}},
+        ],
+        "properties": {
+            "party": {"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 21},
+            "kind": {"const": "dinner"},
+            "note": {"type": ["string", "null"], "maxLength": 200},
+            "budget": {"type": "number", "format": "float", "minimum": 0},
+            "table": {"type": ["string", "integer"], "minLength": 1, "minimum": 1},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": False},
+        },
+        "required": ["party"],
+        "$defs": {"Name": {"type": "string", "minLength": 1}},
+    },
+)
+
 FROM_THE_FIELD: tuple[Scenario, ...] = (
+    Scenario(
+        id="tool_schema_keywords",
+        description="A tool schema with `allOf`, a `$ref` beside a description, integer exclusive bounds, "
+        "`const`, type lists (with and without null) and formats: sent with the same meaning (TOOL-02).",
+        messages=(UserMessage(content="A table for four at Chez Nous, please."),),
+        tools=(BOOK_TABLE,),
+        exchanges=_stream(
+            ToolCall(
+                "call_Bk7tA2bL9eK4wQ1xZ8cV5nM3",
+                "book_table",
+                ('{"restaurant": "Chez Nous", ', '"party": 4, "kind": "dinner"}'),
+            ),
+            finish=TOOL_USE,
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(
+                call(
+                    "call_Bk7tA2bL9eK4wQ1xZ8cV5nM3",
+                    "book_table",
+                    {"restaurant": "Chez Nous", "party": 4, "kind": "dinner"},
+                ),
+            ),
+        ),
+    ),
     Scenario(
         id="tool_schemas_in_the_wild",
         description="Tool schemas as they arrive: an MCP server's (zod-to-json-schema: `$schema`, closed "

@@ -3,7 +3,8 @@
 A key that reaches an error's message (ERR-07): the provider echoes it and the adapter does not redact, the
 adapter puts it in the URL (Gemini's ``?key=``) and the HTTP client's error carries the URL, or the adapter
 copies the request headers into the message. A tool call's name that is not the provider's (RES-06, which
-now judges a single call's name too): names concatenated across deltas, one name for every call.
+now judges a single call's name too): names concatenated across deltas, one name for every call. Schema
+keywords a translator to Gemini's subset loses (TOOL-02): the translator's code no scenario ran.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from helix_conformance.contract import (
     ParsedToolCall,
     StepResult,
 )
+from reference_adapters._gemini_schema import gemini_schema
 from reference_adapters._http import (
     SafeCallbacks,
     StreamGuard,
@@ -102,6 +104,50 @@ class KeyInQueryGemini(HookedGeminiAdapter):
         return result
 
 
+# --- TOOL-02: schema keywords a dialect translator must carry over (the Gemini coverage gap) ----------------
+
+
+class _RetranslatedGemini(HookedGeminiAdapter):
+    """Sends every tool's parameters as ``gemini_schema(self.rewrite(schema))``: the reference's translator
+    fed a schema the bug has already changed."""
+
+    def rewrite(self, schema: dict[str, Any]) -> dict[str, Any]:
+        return schema
+
+    def build_body(self, input: LLMGenerateInput) -> dict[str, Any]:
+        body = super().build_body(input)
+        tools = {tool.name: tool for tool in input.tools}
+        for group in body.get("tools", []):
+            for declaration in group.get("functionDeclarations", []):
+                schema = tools[declaration["name"]].json_schema()
+                declaration["parameters"] = gemini_schema(self.rewrite(schema))
+        return body
+
+
+class DropsAllOfGemini(_RetranslatedGemini):
+    """Drops `allOf` because Gemini's subset has no such keyword, instead of merging its parts."""
+
+    def rewrite(self, schema: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in schema.items() if key != "allOf"}
+
+
+def _inclusive(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_inclusive(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    renamed = {"exclusiveMinimum": "minimum", "exclusiveMaximum": "maximum"}
+    return {renamed.get(key, key): _inclusive(value) for key, value in node.items()}
+
+
+class ExclusiveBoundsAsInclusiveGemini(_RetranslatedGemini):
+    """Sends `exclusiveMinimum: 0` as `minimum: 0` (Gemini has no exclusive bounds): 0 becomes valid."""
+
+    def rewrite(self, schema: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = _inclusive(schema)
+        return result
+
+
 # --- RES-06: a call's name ---------------------------------------------------------------------------------
 
 
@@ -158,6 +204,22 @@ ADAPTERS: list[BrokenAdapter] = [
         "ERR-07",
         ("http_400", "http_404", "http_429"),
         "Sends the key as `?key=` and surfaces httpx's HTTPStatusError, whose message is the request URL.",
+    ),
+    broken_gemini(
+        "gemini_drops_allof",
+        DropsAllOfGemini,
+        "TOOL-02",
+        ("tool_schema_keywords",),
+        "Drops `allOf` (not in Gemini's subset) instead of merging its parts: their properties and required "
+        "names are lost.",
+    ),
+    broken_gemini(
+        "gemini_exclusive_bounds_as_inclusive",
+        ExclusiveBoundsAsInclusiveGemini,
+        "TOOL-02",
+        ("tool_schema_keywords",),
+        "Renames `exclusiveMinimum`/`exclusiveMaximum` to `minimum`/`maximum` with the same value: the bound "
+        "itself becomes valid.",
     ),
     broken(
         "concatenated_tool_name",
