@@ -318,3 +318,22 @@ def test_gemini_accepts_a_user_text_turn_after_a_function_response_turn() -> Non
     assert (
         "are both user turns" in caught["MSG-05", "system_multiturn"]["message"]
     )  # two text turns: still caught
+
+
+# --- 1f: the openai-sdk example under openai 2.x --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("library", ["httpx", "httpx2"])
+def test_openai_sdk_example_classifies_the_transport_errors_openai_2_lets_through(library: str) -> None:
+    """openai 2.x does not wrap an error raised while the stream is read (3.x does, ``_streaming.py``): the
+    example must still return a retryable provider_error for a reset and provider_timeout for a read timeout
+    (ERR-04, ERR-05). Before, both fell through to "unexpected …", retryable=False."""
+    from helix_openai_sdk_adapter._errors import from_sdk
+
+    client = pytest.importorskip(library)
+    reset = from_sdk(client.ReadError("[Errno 104] Connection reset by peer"), "sk-test")
+    assert (reset.code, reset.retryable) == ("provider_error", True)
+    timeout = from_sdk(client.ReadTimeout("The read operation timed out"), "sk-test")
+    assert (timeout.code, timeout.retryable) == ("provider_timeout", True)
+    broken = from_sdk(ValueError("Expecting value: line 1 column 1"), "sk-test")  # invalid JSON: not retried
+    assert (broken.code, broken.retryable) == ("provider_error", False)

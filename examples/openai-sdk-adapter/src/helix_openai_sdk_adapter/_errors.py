@@ -73,8 +73,25 @@ def from_sdk(exc: Exception, api_key: str) -> HelixError:
             else PROVIDER_ERROR
         )
         return _error(f"stream error: {exc.message}", api_key, code, code in _RETRYABLE, None, exc)
+    transport = _transport_code(exc)
+    if transport is not None:  # ERR-04, ERR-05 under openai 2.x: a reset or read timeout while streaming
+        return _error(f"connection failed: {type(exc).__name__}: {exc}", api_key, transport, True, None, exc)
     # ERR-05: invalid JSON in the stream, unexpected shapes: the body is not the provider's format
     return _error(f"unexpected {type(exc).__name__}: {exc}", api_key, PROVIDER_ERROR, False, None, exc)
+
+
+def _transport_code(exc: Exception) -> str | None:
+    """The code of an HTTP client's own transport error, or None. openai 3.x wraps an error raised while the
+    stream is read as APITimeoutError/APIConnectionError (``openai/_streaming.py``); openai 2.x lets httpx's
+    ``ReadTimeout``/``ReadError``/``RemoteProtocolError`` through as they are. httpx (2.x) and httpx2 (3.x)
+    have the same exception tree, so both are read by name."""
+    for cls in type(exc).__mro__:
+        if cls.__module__.split(".")[0] in ("httpx", "httpx2"):
+            if cls.__name__ == "TimeoutException":
+                return PROVIDER_TIMEOUT
+            if cls.__name__ == "TransportError":
+                return PROVIDER_ERROR
+    return None
 
 
 def aborted(reason: object) -> HelixError:
