@@ -60,10 +60,17 @@ def timed(func: Callable[[], object]) -> Callable[[], float]:
     return run
 
 
-def pytest_wall(args: Sequence[str], cwd: Path) -> Callable[[], float]:
-    """Wall time of one ``python -m pytest ARGS`` subprocess, failing loudly if pytest fails.
+def pytest_wall(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    env: dict[str, str] | None = None,
+    ok: Sequence[int] = (0, 5),
+) -> Callable[[], float]:
+    """Wall time of one ``python -m pytest ARGS`` subprocess, failing loudly if pytest exits otherwise than
+    ``ok`` (0, or 5: a trivial project may collect nothing).
 
-    The environment is passed through unchanged; with PYTHONDONTWRITEBYTECODE=1 (set on our machine) every
+    The environment is passed through, plus ``env``; with PYTHONDONTWRITEBYTECODE=1 (set on our machine) every
     subprocess recompiles what it imports, on both sides of a comparison alike.
     """
     command = [sys.executable, "-m", "pytest", *args]
@@ -71,10 +78,10 @@ def pytest_wall(args: Sequence[str], cwd: Path) -> Callable[[], float]:
     def run() -> float:
         started = time.perf_counter()
         done = subprocess.run(
-            command, check=False, cwd=cwd, capture_output=True, text=True, env=dict(os.environ)
+            command, check=False, cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
         )
         elapsed = time.perf_counter() - started
-        if done.returncode not in (0, 5):  # 5: nothing collected (a trivial project may collect nothing)
+        if done.returncode not in ok:
             tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
             raise RuntimeError(f"{' '.join(command)} failed in {cwd} (exit {done.returncode}):\n{tail}")
         return elapsed

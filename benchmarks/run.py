@@ -2,6 +2,7 @@
 
     python benchmarks/run.py            # full: every reference adapter, 3 rounds (about 4 minutes)
     python benchmarks/run.py --quick    # smoke run: the mock adapter, small streams, 1 round
+    python benchmarks/run.py --speed --before HEAD~5   # only the speed rows, this checkout vs a commit
 
 Every compared figure is measured side by side in the same run, interleaved; values are medians of the
 rounds with their spread (±), and the last line says how noisy the machine was. See benchmarks/README.md
@@ -20,6 +21,7 @@ from measure import Row, Samples, machine_note, render
 from parsing import parsing_rows
 from plugin_cost import plugin_rows
 from replay_bench import replay_rows
+from speed_bench import speed_rows
 from suite_bench import suite_rows
 
 REFERENCE_ADAPTERS = ["openai", "anthropic", "gemini", "mock"]
@@ -32,6 +34,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help="interleaved rounds per figure (default 3, quick 1)")
     parser.add_argument("--adapters", nargs="+", help="adapters for the suite rows (default: all four)")
     parser.add_argument("--events", type=int, help="events in the large streams (default 5000, quick 500)")
+    parser.add_argument(
+        "--speed",
+        action="store_true",
+        help="only the speed rows (SDK examples vs reference, SDK defaults, wrong profile, xdist)",
+    )
+    parser.add_argument("--before", metavar="REV", help="also measure the speed rows on this git commit")
     args = parser.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 3)
     adapters = args.adapters or (["mock"] if args.quick else REFERENCE_ADAPTERS)
@@ -39,12 +47,17 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: list[Row] = []
     samples: list[Samples] = []
-    for produce in (
+    producers = [
         lambda: suite_rows(adapters, rounds),
         lambda: plugin_rows(max(rounds, 2) if args.quick else rounds + 2),
         lambda: parsing_rows(PROVIDERS, events, rounds if args.quick else rounds + 2),
         lambda: replay_rows(events, rounds),
-    ):
+    ]
+    if args.speed:
+        producers = []
+    if args.speed or not args.quick:  # minutes per round: not part of the smoke run
+        producers.append(lambda: speed_rows(rounds, args.before))
+    for produce in producers:
         new_rows, new_samples = produce()
         rows += new_rows
         samples += new_samples

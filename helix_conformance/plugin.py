@@ -12,6 +12,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Under ``-n`` (xdist's default ``load`` distribution), send each scenario whole to one worker, so it
+    is run once (scheduling.py); an explicit ``--dist`` is the user's choice and kept."""
+    name, _ = requested_adapter(config)
+    if not name or config.getoption("dist", None) != "load":
+        return None
+    from .scheduling import ScenarioScheduling
+
+    return ScenarioScheduling(config, log)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "helix_conformance: a clause x scenario check of the conformance suite"

@@ -15,7 +15,14 @@ from .checks.context import HarnessSettings
 from .checks.registry import Failure
 from .gate import Gate, session_errors
 from .reporting.format import failure_line, format_failure, verdict_text
-from .reporting.outcomes import CAUSE_PROPERTY, REASON_PROPERTY, STATUS_PROPERTY, STOP_PROPERTY, OutcomeLog
+from .reporting.outcomes import (
+    CAUSE_PROPERTY,
+    REASON_PROPERTY,
+    STATUS_PROPERTY,
+    STOP_PROPERTY,
+    TIME_PROPERTY,
+    OutcomeLog,
+)
 from .reporting.safety import protect_env, safe_text, shown_setting
 from .reporting.writers import FORMATS, format_of
 from .settings import check_cassette_dir, check_writable
@@ -72,7 +79,18 @@ class ConformanceItem(pytest.Item):
     adapter_name: str
 
     def runtest(self) -> None:
-        verdict = self.gate.judge(self.planned, self.runner.run(self.planned))
+        totals = self.runner.settings.totals
+        before = (totals.runs, totals.skipped_s, totals.real_wait_s)
+        outcome = self.runner.run(self.planned)
+        if totals.runs != before[0]:  # the runs this item caused, summed by the controller (xdist)
+            self.user_properties.append(
+                (
+                    TIME_PROPERTY,
+                    f"{totals.runs - before[0]},{totals.skipped_s - before[1]:.4f},"
+                    f"{totals.real_wait_s - before[2]:.4f}",
+                )
+            )
+        verdict = self.gate.judge(self.planned, outcome)
         if verdict.status:
             self.user_properties.append((STATUS_PROPERTY, verdict.status))
             self.user_properties.append((REASON_PROPERTY, verdict.baseline_reason))
@@ -145,6 +163,7 @@ class ConformancePlugin:
             timeout=float(options["helix_timeout"][0]),
             examples=int(options["helix_examples"][0]),
             seed=options["helix_seed"][0],
+            real_time=bool(options["helix_real_time"][0]),
         )
         self.log = OutcomeLog()
         if options["helix_in_process"][0]:

@@ -162,6 +162,14 @@ OPTIONS: tuple[Option, ...] = (
         flag=True,
     ),
     Option(
+        "helix-real-time",
+        "wait out the adapter's timers (retry backoff, retry-after, read timeouts) in real time; by default "
+        "replay skips them on a virtual clock, so a run costs no waiting (docs/speed.md)",
+        False,
+        _bool,
+        flag=True,
+    ),
+    Option(
         "helix-in-process",
         "run the adapter inside pytest's process (a thread), so pdb and breakpoints work; for debugging only, "
         "not a gate: the adapter could end or rewrite the verdict. By default it runs in a worker process",

@@ -31,7 +31,7 @@ def _spec(what):
 
 exits, interrupts, base_exc, hangs, blocks = (_spec(w) for w in ("exit", "interrupt", "base", "hang", "block"))
 """
-SELECT = ("-k", "text_basic or tool_call_parallel")
+SELECT = ("-k", "text_basic or tool_call_parallel and not two_tools")
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,28 @@ class HarnessSettings:
     """Runs a scenario: ``run_scenario`` in this process when None, or an adapter worker's (worker/)."""
     real_time: bool = False
     """Wait out the adapter's timers for real instead of skipping them (``--helix-real-time``)."""
+    totals: RunTotals = field(default_factory=lambda: RunTotals())  # noqa: PLW0108 (defined below)
+    """Every run of this process, summed: what virtual time skipped, and what it had to wait."""
+
+    def execute(self, *args: Any, **kwargs: Any) -> ScenarioRun:
+        """Run a scenario with the configured executor and count it in ``totals``."""
+        run = (self.executor or run_scenario)(*args, **kwargs)
+        self.totals.add(run)
+        return run
+
+
+@dataclass
+class RunTotals:
+    """Adapter runs, the adapter's timer seconds skipped on the virtual clock, and real waits that were not."""
+
+    runs: int = 0
+    skipped_s: float = 0.0
+    real_wait_s: float = 0.0
+
+    def add(self, run: ScenarioRun) -> None:
+        self.runs += 1
+        self.skipped_s += run.skipped_s
+        self.real_wait_s += run.real_wait_s
 
 
 @dataclass
@@ -65,7 +87,7 @@ class ScenarioSession:
         if options in self._runs:
             return self._runs[options]
         interactions = self.interactions() * options.steps
-        run = (self.settings.executor or run_scenario)(
+        run = self.settings.execute(
             self.scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
         )
         if keep:
@@ -77,7 +99,7 @@ class ScenarioSession:
         ``interactions``; computed once per ``key`` and shared by the clauses that judge it."""
         if key not in self._variant_runs:
             options = RunOptions(timeout=self.settings.timeout, virtual_time=not self.settings.real_time)
-            self._variant_runs[key] = (self.settings.executor or run_scenario)(
+            self._variant_runs[key] = self.settings.execute(
                 scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
             )
         return self._variant_runs[key]

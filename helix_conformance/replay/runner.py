@@ -16,6 +16,7 @@ from ..contract import AbortController, AdapterContext, AdapterSpec, LLMGenerate
 from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
 from .callbacks import CallbackMode, recording_callbacks
+from .clock import VirtualTimeLoop, run_virtual
 from .delivery import DeliveryPlan, EventPlan
 from .hidden_keys import provider_keys_hidden
 from .interactions import ReplayInteraction
@@ -59,6 +60,8 @@ class RunOptions:
     late_wait_s: float = POST_RETURN_WAIT_S
     """How long leftover work may run after the return before it is cancelled (LATE_WORK_WAIT_S in the
     main run; variant runs, thousands under Hypothesis, keep the short wait)."""
+    virtual_time: bool = True
+    """Skip the adapter's timers instead of waiting them out (replay/clock.py); off with --helix-real-time."""
     abort_on_text_delta: int | None = None
     """AB-02: the harness aborts from inside its own ``on_text_delta`` the Nth time it is called, as a caller
     reacting to the text does; with the body in one chunk, the events read with it are still unhandled."""
@@ -84,6 +87,11 @@ class ScenarioRun:
     step_s: float = 0.0
     """Wall time spent awaiting generate_step (all steps): the adapter's share of the run, including the
     replay transport it reads from; the rest of ``duration_s`` is the harness's (benchmarks/)."""
+    skipped_s: float = 0.0
+    """Seconds of the adapter's timers (backoff, retry-after, timeouts) the virtual clock skipped."""
+    real_wait_s: float = 0.0
+    """Wall seconds the loop really waited on a timer because a thread or socket of the adapter's was busy
+    (a ``time.sleep`` in a worker thread): what virtual time could not skip (replay/clock.py)."""
     interactions: list[ReplayInteraction] = field(default_factory=list)
 
     @property
@@ -211,9 +219,24 @@ def _execute(
 ) -> None:
     options = run.options
     started = time.monotonic()
+    loops: list[VirtualTimeLoop] = []
+
+    def on_loop(loop: VirtualTimeLoop) -> None:
+        loops.append(loop)
+        run.trace.use_clock(loop.time)
+
+    def drive() -> None:
+        step = _drive(run, scenario, spec, context, controller)
+        if (
+            block_network and options.virtual_time
+        ):  # replay: nothing real to wait for, timers are skipped (virtual time)
+            run_virtual(step, on_loop)
+        else:  # recording: the provider is real, so is time
+            asyncio.run(step)
+
     with intercept(server, block_network=block_network):
         worker = threading.Thread(
-            target=lambda: asyncio.run(_drive(run, scenario, spec, context, controller)),
+            target=drive,
             name=f"helix-scenario-{scenario.id}",
             daemon=True,
         )
@@ -223,6 +246,8 @@ def _execute(
             run.timed_out = True
     run.duration_s = time.monotonic() - started
     run.unintercepted = list(server.unintercepted)
+    if loops:
+        run.skipped_s, run.real_wait_s = loops[0].skipped_s, loops[0].real_wait_s
 
 
 async def _drive(
@@ -240,6 +265,8 @@ async def _drive(
         run.setup_error = f"the adapter factory raised {type(exc).__name__}: {exc}"
         return
     before = asyncio.all_tasks()
+    loop = asyncio.get_running_loop()
+    backstop = loop.time() + options.timeout * options.steps + THREAD_GRACE_S
     for _ in range(options.steps):
         step_input = build_input(scenario, spec, trace, options, controller)
         run.input_before = snapshot_input(step_input)
@@ -262,12 +289,18 @@ async def _drive(
             return
         except BaseException as exc:  # NT-01/NT-03 judge whatever escaped
             run.step_s += time.monotonic() - step_started
+            if _past_backstop(loop, backstop):
+                run.timed_out = True
+                return
             if trace.returned_at() is None:
                 trace.add("returned", name="raised")
             run.raised = exc
             run.input_after = snapshot_input(step_input)
             return
         run.step_s += time.monotonic() - step_started
+        if _past_backstop(loop, backstop):
+            run.timed_out = True
+            return
         run.results.append(result)
         run.input_after = snapshot_input(step_input)
     await asyncio.sleep(0)
@@ -284,6 +317,12 @@ async def _drive(
         task.cancel()
     with contextlib.suppress(BaseException):
         await asyncio.wait_for(asyncio.gather(*leftover, return_exceptions=True), 1.0)
+
+
+def _past_backstop(loop: asyncio.AbstractEventLoop, backstop: float) -> bool:
+    """On the virtual clock, a step that blocked its loop (``time.sleep``) past the harness's real backstop
+    (the thread join in ``_execute``) is cut off as it would have been in real time (HARN-03)."""
+    return isinstance(loop, VirtualTimeLoop) and loop.time() > backstop
 
 
 async def _let_late_work_run(tasks: list[asyncio.Task[Any]], limit: float) -> None:
@@ -337,18 +376,19 @@ async def _caught(outcome: Any, run: ScenarioRun) -> Any:
 async def _run_and_cancel(run: ScenarioRun, outcome: Any, after_chunks: int) -> None:
     """NT-03: cancel the task mid-stream; it must end promptly with CancelledError."""
     task = asyncio.ensure_future(_caught(outcome, run))
-    deadline = time.monotonic() + run.options.timeout
-    while not task.done() and len(run.trace.of("chunk")) < after_chunks and time.monotonic() < deadline:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + run.options.timeout
+    while not task.done() and len(run.trace.of("chunk")) < after_chunks and loop.time() < deadline:
         await asyncio.sleep(0)
     if task.done():
         run.cancelled = False
         if run.raised is None:
             run.results.append(task.result())
         return
-    cancelled_at = time.monotonic()
+    cancelled_at = loop.time()
     task.cancel()
     done, _ = await asyncio.wait({task}, timeout=1.0)
-    run.cancel_latency_s = time.monotonic() - cancelled_at
+    run.cancel_latency_s = loop.time() - cancelled_at
     if not done:
         run.cancelled = False
         return

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,10 +57,18 @@ class Trace:
     requests: list[SentRequest] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _start: float = field(default_factory=time.monotonic, repr=False)
+    _clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+
+    def use_clock(self, clock: Callable[[], float]) -> None:
+        """Time events by ``clock`` from now on (the replay loop's virtual clock: replay/clock.py), keeping
+        the times already recorded continuous."""
+        with self._lock:
+            self._start = clock() - (self._clock() - self._start)
+            self._clock = clock
 
     def add(self, kind: EventKind, **fields: Any) -> TraceEvent:
         with self._lock:
-            event = TraceEvent(seq=len(self.events), at=time.monotonic() - self._start, kind=kind, **fields)
+            event = TraceEvent(seq=len(self.events), at=self._clock() - self._start, kind=kind, **fields)
             self.events.append(event)
             return event
 
@@ -69,7 +78,7 @@ class Trace:
         self.add("request", name=f"{request.method} {request.path}", interaction=request.interaction)
 
     def now(self) -> float:
-        return time.monotonic() - self._start
+        return self._clock() - self._start
 
     # --- queries used by the checks -----------------------------------------------------------------
 

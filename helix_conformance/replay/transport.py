@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from ..profiles.base import WireProfile
 from .delivery import DeliveryPlan, cut_at_events, event_boundaries
 from .interactions import ReplayInteraction
+from .tls import shared_tls_contexts
 from .trace import SentRequest, Trace
 
 HTTP_LIBRARIES = ("httpx", "httpx2")
@@ -338,7 +339,9 @@ def intercept(replayer: Server, *, block_network: bool = True) -> Iterator[None]
                 saved.append((cls, attr, cls.__dict__[attr]))
                 _ORIGINALS[(cls, attr)] = cls.__dict__[attr]
                 setattr(cls, attr, make())
+        tls = contextlib.ExitStack()
         if block_network:
+            tls.enter_context(shared_tls_contexts())  # no handshake happens in replay (replay/tls.py)
             saved.append((socket.socket, "connect", socket.socket.connect))
             socket.socket.connect = _refuse_outside_connections(socket.socket.connect)  # type: ignore[method-assign]
         _ACTIVE = replayer
@@ -348,6 +351,7 @@ def intercept(replayer: Server, *, block_network: bool = True) -> Iterator[None]
         with _PATCH_LOCK:
             for cls, attr, original in reversed(saved):
                 setattr(cls, attr, original)
+            tls.close()
             _ORIGINALS.clear()
             _ACTIVE = None
             replayer.stall_release.set()

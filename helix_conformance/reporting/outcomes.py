@@ -18,6 +18,8 @@ REASON_PROPERTY = "helix_baseline_reason"
 CAUSE_PROPERTY = "helix_cause"
 STOP_PROPERTY = "helix_stop"
 """Set on the item after which the run stopped early (checks/root.common_cause), with the reason."""
+TIME_PROPERTY = "helix_time"
+"""``runs,skipped_s,real_wait_s``: the adapter runs an item caused and their clock (replay/clock.py)."""
 
 
 @dataclass(frozen=True)
@@ -43,11 +45,18 @@ class OutcomeLog:
     gate_errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Informational lines for the summary (e.g. where the baseline was written)."""
+    runs: int = 0
+    skipped_s: float = 0.0
+    """The adapter's timer seconds virtual time skipped, over every run (replay/clock.py)."""
+    real_wait_s: float = 0.0
+    """Seconds the adapter's runs really waited on a timer while a thread of theirs was busy."""
 
     def add(self, report: Any) -> None:
         props = dict(report.user_properties or ())
         if "clause" not in props:
             return
+        if report.when == "call" and TIME_PROPERTY in props:
+            self._add_time(str(props[TIME_PROPERTY]))
         if report.when == "call" or (report.when == "setup" and not report.passed):
             status: Status
             if props.get(STATUS_PROPERTY) == "baselined":
@@ -82,6 +91,15 @@ class OutcomeLog:
         stop = props.get(STOP_PROPERTY)
         if stop and str(stop) not in self.gate_errors:
             self.gate_errors.append(str(stop))
+
+    def _add_time(self, value: str) -> None:
+        try:
+            runs, skipped, real = value.split(",")
+            self.runs += int(runs)
+            self.skipped_s += float(skipped)
+            self.real_wait_s += float(real)
+        except ValueError:
+            pass  # a property written by another version of the plugin: timing is informational
 
     def record(self, outcome: ItemOutcome) -> None:
         """Add an outcome computed without pytest (``run_conformance``)."""

@@ -84,6 +84,7 @@ def render_summary(
             f"{', '.join(f'{o.scenario}::{o.clause}' for o in stale)}"
         )
     lines.extend(render_causes(log, requested or adapter))
+    lines.extend(time_lines(log))
     lines.extend(safe_text(line) for line in (*log.notes, *log.gate_errors))
     if not log.gate_errors:
         lines.append(f"{SESSION_CLAUSE} holds: {log.executed()} checks executed (the gate ran)")
@@ -104,3 +105,25 @@ def _row(label: str, clauses: int, counts: dict[str, int], checks: int) -> str:
         f"{label:<24} {clauses:>7} {counts['passed']:>7} {counts['failed']:>7} {counts['should_failed']:>8} "
         f"{counts['baselined']:>7} {counts['skipped']:>8}   {checks}"
     )
+
+
+REAL_WAIT_NOTE_S = 1.0
+"""Real waiting below this is noise (a thread finishing a job); above, the summary says where it went."""
+
+
+def time_lines(log: OutcomeLog) -> list[str]:
+    """What virtual time saved the run, and the real waits it could not skip (docs/speed.md)."""
+    if not log.runs:
+        return []
+    lines = []
+    if log.skipped_s >= 0.1:
+        lines.append(
+            f"virtual time: {log.skipped_s:.1f} s of the adapter's timers (backoff, retry-after, timeouts) "
+            f"skipped over {log.runs} runs"
+        )
+    if log.real_wait_s >= REAL_WAIT_NOTE_S:
+        lines.append(
+            f"real waiting: {log.real_wait_s:.1f} s on timers while a thread of the adapter's was busy "
+            "(time.sleep or blocking work in a thread cannot be skipped; docs/speed.md)"
+        )
+    return lines

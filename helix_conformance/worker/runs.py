@@ -51,6 +51,8 @@ def encode_run(run: ScenarioRun) -> dict[str, Any]:
         "input_after": enc.value(run.input_after),
         "duration_s": run.duration_s,
         "step_s": run.step_s,
+        "skipped_s": run.skipped_s,
+        "real_wait_s": run.real_wait_s,
         "trace": {"events": events, "requests": requests},
     }
 
@@ -107,6 +109,8 @@ def decode_run(data: Any, options: RunOptions, interactions: list[ReplayInteract
         run.input_after = dec.value(data.get("input_after"))
         run.duration_s = float(data.get("duration_s") or 0.0)
         run.step_s = float(data.get("step_s") or 0.0)
+        run.skipped_s = float(data.get("skipped_s") or 0.0)
+        run.real_wait_s = float(data.get("real_wait_s") or 0.0)
     except SnapshotError:
         raise
     except (KeyError, TypeError, ValueError, RecursionError) as exc:

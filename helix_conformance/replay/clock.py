@@ -1,0 +1,193 @@
+"""Virtual time for replay: the adapter's event loop skips the waits nothing real can end early.
+
+While an adapter runs against a cassette, the only things it can wait for are the replay (in this process)
+and timers: retry backoff, ``retry-after``, read timeouts on a stalled stream, ``wait_for`` limits. When the
+loop would block on a timer and nothing else could wake it — no ready I/O, no file descriptor of the
+adapter's own, no thread doing work — the loop's clock jumps to the timer instead of sleeping. The adapter
+still sees every timer fire in order and ``loop.time()`` advance by what it waited (a retry comes after its
+``retry-after`` in the loop's seconds, which is what the trace records and CFG-05 judges), at no wall time.
+
+``time.sleep`` called on the loop's own thread (a sync sleep that blocks the loop) is skipped the same way.
+What cannot be skipped safely is waited for really, and counted (``VirtualTimeLoop.real_wait_s``): a thread
+that sleeps or computes, a socket of the adapter's own (a loopback server), a loop of the adapter's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import selectors
+import sys
+import threading
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
+from typing import Any, SupportsIndex, TypeVar
+
+T = TypeVar("T")
+
+_IDLE_FRAMES = {
+    ("threading.py", None),  # Event.wait, Condition.wait, Thread.join, Lock.acquire through threading
+    ("queue.py", None),  # Queue.get: an idle pool worker (anyio's worker threads among them)
+    ("selectors.py", None),  # another event loop with nothing to do
+    ("thread.py", "_worker"),  # concurrent.futures: a pool thread waiting for work (busy ones are in run)
+}
+"""Where a thread's innermost Python frame sits when it waits for someone else: such a thread cannot wake
+the loop on its own, so skipping time cannot outrun it. Anything else (a sleep, a computation, a blocking
+read) counts as work in progress, and the loop waits really."""
+
+
+def _thread_is_idle(frame: Any) -> bool:
+    if frame is None:
+        return True
+    name = frame.f_code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
+    return (name, None) in _IDLE_FRAMES or (name, frame.f_code.co_name) in _IDLE_FRAMES
+
+
+class _VirtualSelector(selectors.BaseSelector):
+    """The loop's selector: a real poll first; then, when only timers are left, a jump of the clock."""
+
+    def __init__(self, real: selectors.BaseSelector) -> None:
+        self.real = real
+        self.loop: VirtualTimeLoop | None = None
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self.real.register(fileobj, events, data)
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        return self.real.unregister(fileobj)
+
+    def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self.real.modify(fileobj, events, data)
+
+    def get_key(self, fileobj: Any) -> selectors.SelectorKey:
+        return self.real.get_key(fileobj)
+
+    def get_map(self) -> Any:
+        return self.real.get_map()
+
+    def close(self) -> None:
+        self.real.close()
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        loop = self.loop
+        if loop is None or timeout is None or timeout <= 0:
+            return self.real.select(timeout)
+        ready = self.real.select(0)
+        if ready:
+            return ready
+        if loop.may_skip():
+            loop.advance(timeout)
+            return []
+        started = time.monotonic()
+        ready = self.real.select(timeout)
+        loop.real_wait_s += time.monotonic() - started
+        return ready
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """A selector event loop whose clock is real time plus the waits it skipped (see the module's doc)."""
+
+    def __init__(self) -> None:
+        selector = _VirtualSelector(selectors.DefaultSelector())
+        super().__init__(selector)
+        selector.loop = self
+        self.skipped_s = 0.0
+        """Virtual seconds the loop jumped over (no wall time spent)."""
+        self.real_wait_s = 0.0
+        """Wall seconds the loop blocked on a timer because something real might still wake it."""
+        self._owner: int | None = None
+        self._own_fds: set[int] = set()
+
+    def time(self) -> float:
+        return time.monotonic() + self.skipped_s
+
+    def advance(self, seconds: float) -> None:
+        self.skipped_s += seconds
+
+    def run_forever(self) -> None:
+        self._owner = threading.get_ident()
+        self._own_fds = set(self._selector.get_map().keys())  # type: ignore[attr-defined]
+        super().run_forever()
+
+    def may_skip(self) -> bool:
+        """True when nothing but a timer can wake the loop: no file descriptor beyond the loop's own and no
+        other thread at work."""
+        if set(self._selector.get_map().keys()) - self._own_fds:  # type: ignore[attr-defined]
+            return False
+        frames = sys._current_frames()
+        return all(_thread_is_idle(frame) for ident, frame in frames.items() if ident != self._owner)
+
+    def sleep_on_loop_thread(self, seconds: float) -> bool:
+        """``time.sleep`` on this loop's thread: skipped (True) when the loop may skip, else not (False)."""
+        if threading.get_ident() != self._owner or not self.may_skip():
+            return False
+        self.advance(max(0.0, seconds))
+        return True
+
+
+_active: dict[int, VirtualTimeLoop] = {}
+_real_sleep = time.sleep
+_patch_lock = threading.Lock()
+_patch_users = 0
+
+
+def _virtual_sleep(seconds: float | SupportsIndex) -> None:
+    loop = _active.get(threading.get_ident())
+    if loop is None or not loop.sleep_on_loop_thread(float(seconds)):
+        _real_sleep(seconds)
+
+
+@contextmanager
+def _sleep_patched(loop: VirtualTimeLoop) -> Iterator[None]:
+    """``time.sleep`` skips on the loop's thread while the loop runs; every other caller sleeps really."""
+    global _patch_users
+    with _patch_lock:
+        _active[threading.get_ident()] = loop
+        _patch_users += 1
+        time.sleep = _virtual_sleep
+    try:
+        yield
+    finally:
+        with _patch_lock:
+            _active.pop(threading.get_ident(), None)
+            _patch_users -= 1
+            if _patch_users == 0:
+                time.sleep = _real_sleep
+
+
+def run_virtual(main: Coroutine[Any, Any, T], on_loop: Callable[[VirtualTimeLoop], None] | None = None) -> T:
+    """``asyncio.run(main)`` on a VirtualTimeLoop; ``on_loop`` sees the loop before ``main`` starts."""
+    loop = VirtualTimeLoop()
+    if on_loop is not None:
+        on_loop(loop)
+    asyncio.set_event_loop(loop)
+    try:
+        with _sleep_patched(loop):
+            return loop.run_until_complete(main)
+    finally:
+        try:
+            _cancel_all_tasks(loop)
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """What ``asyncio.run`` does on the way out: cancel what is left and let it unwind."""
+    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    if not tasks:
+        return
+    for task in tasks:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            loop.call_exception_handler(
+                {
+                    "message": "unhandled exception during shutdown",
+                    "exception": task.exception(),
+                    "task": task,
+                }
+            )
