@@ -601,6 +601,30 @@ SCENARIOS: tuple[Scenario, ...] = (
         profiles=frozenset({"anthropic-messages"}),
     ),
     Scenario(
+        id="thinking_redacted_only",
+        not_live="the provider alone decides when reasoning comes back redacted",
+        description="All of the reasoning comes back encrypted (redacted_thinking, no visible thinking): the "
+        "block is still kept on the result, to be sent back (MSG-08).",
+        messages=(UserMessage(content="What is 6 * 7?"),),
+        exchanges=_stream(RedactedThinking(REDACTED[0]), Text(("42.",))),
+        expect=Expected("text", "end_turn", content="42."),
+        requires=frozenset({"thinking"}),
+        profiles=frozenset({"anthropic-messages"}),
+    ),
+    Scenario(
+        id="thinking_cut_by_max_tokens",
+        not_live="where the token limit cuts the reasoning depends on the model",
+        description="The thinking used up the output budget (Gemini counts thought tokens against "
+        "maxOutputTokens): thoughts, then MAX_TOKENS, no text. A text result with max_tokens, the thinking kept "
+        "and its block completed (STR-03).",
+        messages=(UserMessage(content="Summarise the attached report."),),
+        config={"max_output_tokens": 64},
+        exchanges=_stream(Thinking(("The report has", " three parts;", " first")), finish=Finish("max_tokens")),
+        expect=Expected("text", "max_tokens", content="", thinking="The report has three parts; first"),
+        requires=frozenset({"thinking"}),
+        profiles=frozenset({"gemini"}),
+    ),
+    Scenario(
         id="thinking_history",
         description="A history whose tool-calling turn carries signed and redacted reasoning: sent back unchanged.",
         messages=(

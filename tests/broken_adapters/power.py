@@ -4,7 +4,8 @@ A key that reaches an error's message (ERR-07): the provider echoes it and the a
 adapter puts it in the URL (Gemini's ``?key=``) and the HTTP client's error carries the URL, or the adapter
 copies the request headers into the message. A tool call's name that is not the provider's (RES-06, which
 now judges a single call's name too): names concatenated across deltas, one name for every call. Schema
-keywords a translator to Gemini's subset loses (TOOL-02): the translator's code no scenario ran.
+keywords a translator to Gemini's subset loses (TOOL-02): the translator's code no scenario ran. Reasoning
+with nothing visible after it: all of it redacted (MSG-08), or cut by the token limit (STR-03).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from helix_conformance.contract import (
     LLMGenerateInput,
     ParsedToolCall,
     StepResult,
+    StopReason,
+    ThinkingContent,
 )
 from reference_adapters._gemini_schema import gemini_schema
 from reference_adapters._http import (
@@ -30,8 +33,9 @@ from reference_adapters._http import (
 )
 from reference_adapters.openai_chat import _repeats_whole_call
 
+from ._anthropic_base import HookedAnthropicAdapter, HookedMessagesStream, broken_anthropic
 from ._base import BrokenAdapter, HookedAdapter, HookedChatStream, broken
-from ._gemini_base import HookedGeminiAdapter, broken_gemini
+from ._gemini_base import HookedGeminiAdapter, HookedGeminiStream, broken_gemini
 
 # --- ERR-07: the key in the error ------------------------------------------------------------------------
 
@@ -148,6 +152,30 @@ class ExclusiveBoundsAsInclusiveGemini(_RetranslatedGemini):
         return result
 
 
+# --- MSG-08, STR-03: reasoning with nothing visible after it ------------------------------------------------
+
+
+class _VisibleThinkingOnlyStream(HookedMessagesStream):
+    def text_result(self, text: str, thinking: ThinkingContent | None, stop: StopReason) -> StepResult:
+        if thinking is not None and not thinking.content:
+            thinking = None  # Bug: "no reasoning text, no thinking": the redacted blocks go with it.
+        return super().text_result(text, thinking, stop)
+
+
+class DropsRedactedOnlyThinking(HookedAnthropicAdapter):
+    stream_class = _VisibleThinkingOnlyStream
+
+
+class _ThinkingEndedByTextStream(HookedGeminiStream):
+    async def result(self) -> StepResult:
+        self._in_thinking = False  # Bug: a thought block is completed only when text follows it.
+        return await super().result()
+
+
+class ThinkingLeftOpenGemini(HookedGeminiAdapter):
+    stream_class = _ThinkingEndedByTextStream
+
+
 # --- RES-06: a call's name ---------------------------------------------------------------------------------
 
 
@@ -220,6 +248,22 @@ ADAPTERS: list[BrokenAdapter] = [
         ("tool_schema_keywords",),
         "Renames `exclusiveMinimum`/`exclusiveMaximum` to `minimum`/`maximum` with the same value: the bound "
         "itself becomes valid.",
+    ),
+    broken_anthropic(
+        "drops_redacted_only_thinking",
+        DropsRedactedOnlyThinking,
+        "MSG-08",
+        ("thinking_redacted_only",),
+        "Returns thinking only when there is reasoning text: a response whose reasoning is all redacted "
+        "loses the blocks the next request must send back.",
+    ),
+    broken_gemini(
+        "gemini_thinking_left_open",
+        ThinkingLeftOpenGemini,
+        "STR-03",
+        ("thinking_cut_by_max_tokens",),
+        "Completes a thought block (on_thinking(_, True)) only when text follows: thinking cut by the token "
+        "limit is never completed.",
     ),
     broken(
         "concatenated_tool_name",
