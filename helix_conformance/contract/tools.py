@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import copy
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
 from ._model import ContractModel
+
+_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+"""JSON Schema of each model class, generated once: pydantic builds it anew on every call (milliseconds)."""
 
 FINISH_TOOL_NAME = "__finish__"
 """The tool the framework injects when the agent has an output schema (FIN-01)."""
@@ -27,4 +32,7 @@ class Tool(ContractModel):
         """The input schema as JSON Schema, whichever form it was given in."""
         if isinstance(self.input_schema, dict):
             return self.input_schema
-        return self.input_schema.model_json_schema()
+        model = self.input_schema
+        if model not in _SCHEMAS:
+            _SCHEMAS[model] = model.model_json_schema()
+        return copy.deepcopy(_SCHEMAS[model])  # a fresh dict every call, as pydantic gives one

@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from types import FrameType
 from typing import Any
 
-_ORIGINS: weakref.WeakKeyDictionary[asyncio.Task[Any], str] = weakref.WeakKeyDictionary()
+_ORIGINS: weakref.WeakKeyDictionary[asyncio.Task[Any], tuple[str, int, str]] = weakref.WeakKeyDictionary()
+"""Where each task was created: file, line, function. Made readable only for a task that is reported."""
 _HARNESS = (os.path.dirname(asyncio.__file__), os.path.dirname(__file__))
 """Frames in these directories are skipped when looking for where a task was created."""
 
@@ -37,12 +38,12 @@ def track_task_origins(loop: asyncio.AbstractEventLoop) -> None:
     loop.set_task_factory(factory)
 
 
-def _caller(frame: FrameType | None) -> str:
+def _caller(frame: FrameType | None) -> tuple[str, int, str] | None:
     while frame is not None and frame.f_code.co_filename.startswith(_HARNESS):
         frame = frame.f_back
     if frame is None:
-        return ""
-    return f"{_short(frame.f_code.co_filename)}:{frame.f_lineno} in {frame.f_code.co_name}"
+        return None
+    return frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
 
 
 def _short(path: str) -> str:
@@ -65,7 +66,8 @@ def describe(task: asyncio.Task[Any]) -> str:
     parts = [f"task {task.get_name()!r} running {name}()"]
     origin = _ORIGINS.get(task)
     if origin:
-        parts.append(f"created at {origin}")
+        path, line, function = origin
+        parts.append(f"created at {_short(path)}:{line} in {function}")
     frame = getattr(coro, "cr_frame", None)
     if frame is not None and not frame.f_code.co_filename.startswith(_HARNESS):
         parts.append(f"waiting at {_short(frame.f_code.co_filename)}:{frame.f_lineno}")

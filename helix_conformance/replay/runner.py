@@ -101,14 +101,17 @@ class ScenarioRun:
 
 def snapshot_input(step_input: LLMGenerateInput) -> Any:
     """A deep, comparable picture of the input, to detect mutation (MSG-07). A dict schema is the tool's own
-    object (``Tool.json_schema`` hands it out as is): it is copied, so an edit in place shows."""
+    object (``Tool.json_schema`` hands it out as is): it is copied, so an edit in place shows; a model's
+    schema is a fresh dict already."""
     return {
         "messages": [m.model_dump(mode="json") for m in step_input.messages],
         "tools": [
             {
                 "name": t.name,
                 "description": t.description,
-                "schema": copy.deepcopy(t.json_schema()),
+                "schema": copy.deepcopy(t.json_schema())
+                if isinstance(t.input_schema, dict)
+                else t.json_schema(),
                 "strict": t.strict,
             }
             for t in step_input.tools
