@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,9 @@ from .client import WorkerStartError
 from .driver import DriverWorker
 
 PREFIX = "node:"
-MIN_NODE = 20
-DRIVER_PACKAGE = "helix-conformance-driver"
+MIN_NODE = (20, 6)
+"""The driver's ``engines.node`` (>= 20.6: ``import.meta.dirname``, stable ``--import``)."""
+DRIVER_PACKAGE = "@helix-conformance/driver"
 """The npm package of the driver (``drivers/node`` in the repository)."""
 DRIVER_BIN = Path("bin") / "helix-driver.mjs"
 NOT_APPLICABLE: dict[str, str] = {
@@ -37,11 +39,11 @@ def is_node(name: str) -> bool:
 
 
 def node_binary() -> str:
-    """``HELIX_NODE`` or ``node`` on PATH, at least version 20; a usage error otherwise."""
+    """``HELIX_NODE`` or ``node`` on PATH, at least MIN_NODE; a usage error otherwise."""
     node = os.environ.get("HELIX_NODE") or shutil.which("node")
     if not node:
         raise AdapterNotFound(
-            "node: adapters need Node.js >= 20: `node` was not found on PATH (install Node.js, or set HELIX_NODE "
+            f"node: adapters need Node.js >= {_shown(MIN_NODE)}: `node` was not found on PATH (install Node.js, or set HELIX_NODE "
             "to the node binary)"
         )
     try:
@@ -52,12 +54,16 @@ def node_binary() -> str:
         raise AdapterNotFound(
             f"node: adapters need Node.js >= 20: running {node} --version failed: {exc}"
         ) from None
-    major = re.match(r"v(\d+)\.", version)
-    if major is None or int(major.group(1)) < MIN_NODE:
+    found = re.match(r"v(\d+)\.(\d+)", version)
+    if found is None or (int(found.group(1)), int(found.group(2))) < MIN_NODE:
         raise AdapterNotFound(
-            f"node: adapters need Node.js >= {MIN_NODE}; {node} is {version or 'of an unknown version'}"
+            f"node: adapters need Node.js >= {_shown(MIN_NODE)}; {node} is {version or 'of an unknown version'}"
         )
     return node
+
+
+def _shown(version: tuple[int, int]) -> str:
+    return ".".join(map(str, version))
 
 
 def driver_script(cwd: Path) -> Path:
@@ -107,7 +113,7 @@ def start_for_session(config: Any, requested: str) -> tuple[DriverWorker, Resolv
     worker = DriverWorker(requested, requested[len(PREFIX) :], command, cwd=str(cwd))
     config.add_cleanup(worker.close)
     try:
-        resolved = worker.resolve()
+        resolved = replace(worker.resolve(), not_applicable=tuple(NOT_APPLICABLE.items()))
     except WorkerStartError as exc:
         raise AdapterNotFound(str(exc)) from None
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
