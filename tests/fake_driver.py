@@ -34,8 +34,8 @@ LOCK = threading.Lock()
 OUT = -1
 
 
-def send(kind: str, **fields: Any) -> None:
-    line = json.dumps({"v": 2, "type": kind, **fields}, default=str) + "\n"
+def send(message_type: str, **fields: Any) -> None:
+    line = json.dumps({"v": 2, "type": message_type, **fields}, default=str) + "\n"
     with LOCK:
         os.write(OUT, line.encode())
 
@@ -52,6 +52,9 @@ def encode(value: Any) -> Any:
         for field in ("code", "retryable", "status_code"):
             if hasattr(value, field):
                 data[camel(field)] = getattr(value, field)
+        cause = getattr(value, "cause", None) or value.__cause__
+        if cause is not None:
+            data["cause"] = encode(cause)
         return data
     if isinstance(value, ErrorStepResult):
         return {"type": "error", "error": encode(value.error), "shouldStop": value.should_stop,
