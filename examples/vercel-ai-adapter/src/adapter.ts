@@ -15,6 +15,7 @@ import {
 import { SafeCallbacks } from './callbacks.js';
 import { abortedError, toHelixError } from './errors.js';
 import { toModelMessages, toTools } from './messages.js';
+import { rejectedToolNames } from './schema.js';
 import { stopReason, type Provider } from './stop.js';
 
 export interface VercelAIAdapterOptions {
@@ -47,6 +48,12 @@ export class VercelAIAdapter implements LLMAdapter {
     const { config, abortSignal } = input;
     if (abortSignal?.aborted) return this.errorResult(abortSignal.reason, abortSignal); // AB-01: nothing sent
     const { provider } = this.options;
+    const rejected = rejectedToolNames(input.tools, provider);
+    if (rejected.length) {
+      // TOOL-05: refused before any request is sent, as the provider would refuse it (HTTP 400)
+      const message = `${provider}: tool names the API does not accept: ${rejected.join(', ')}`;
+      return { type: 'error', error: new HelixError(message, { code: 'provider_invalid_request' }), shouldStop: true, stopReason: 'error' };
+    }
     const providerKey = provider;
     const providerOptions: Record<string, Record<string, any>> = {};
     const own = config.providerOptions?.[providerKey] ?? (provider === 'google' ? config.providerOptions?.gemini : undefined);
@@ -71,6 +78,7 @@ export class VercelAIAdapter implements LLMAdapter {
       headers: config.headers,
       providerOptions: Object.keys(providerOptions).length ? providerOptions : undefined,
       abortSignal,
+      includeRawChunks: provider === 'openai', // for `refusal` deltas, which @ai-sdk/openai's chat model drops
       onError: () => {}, // errors arrive as `error` parts below; the default handler only logs them
     });
 
@@ -84,6 +92,7 @@ export class VercelAIAdapter implements LLMAdapter {
     let raw: string | undefined;
     let finishReason: Extract<Part, { type: 'finish-step' }>['finishReason'] | undefined;
     let finished = false;
+    let refused = false;
 
     for await (const part of stream.fullStream) {
       if (abortSignal?.aborted) break;
@@ -131,6 +140,16 @@ export class VercelAIAdapter implements LLMAdapter {
           break;
         case 'error':
           throw part.error;
+        case 'raw': {
+          const refusal = openaiRefusal(part.rawValue);
+          if (refusal) {
+            // STOP-01 (SHOULD): an OpenAI refusal is the model's answer text, and the step stops as refused
+            refused = true;
+            text += refusal;
+            await emit.text(refusal);
+          }
+          break;
+        }
         case 'abort':
           break;
         default:
@@ -147,7 +166,7 @@ export class VercelAIAdapter implements LLMAdapter {
     const thinking: ThinkingContent | undefined = sawThinking || signature
       ? { content: thinkingText, ...(signature ? { signature } : {}), ...(redacted.length ? { redacted } : {}) }
       : undefined;
-    const stop = stopReason(provider, raw, finishReason);
+    const stop = refused ? 'refusal' : stopReason(provider, raw, finishReason);
     if (calls.length === 0 || stop === 'max_tokens') {
       // STOP-02: truncated, filtered and refused text keep their reason; RES-10: cut-off calls are not executable
       return { type: 'text', content: text, ...(thinking ? { thinking } : {}), shouldStop: true, stopReason: stop };
@@ -202,4 +221,10 @@ function anthropicMeta(part: { providerMetadata?: unknown }): Record<string, unk
 function googleSignature(part: { providerMetadata?: unknown }): string | undefined {
   const value = (part.providerMetadata as Record<string, Record<string, unknown>> | undefined)?.google?.thoughtSignature;
   return typeof value === 'string' && value ? value : undefined;
+}
+
+function openaiRefusal(chunk: unknown): string {
+  const choices = (chunk as { choices?: Array<{ delta?: { refusal?: unknown } }> } | null)?.choices;
+  if (!Array.isArray(choices)) return '';
+  return choices.map((c) => (typeof c?.delta?.refusal === 'string' ? c.delta.refusal : '')).join('');
 }

@@ -30,7 +30,7 @@ export class SafeCallbacks {
     try {
       await invoke();
     } catch (error) {
-      console.warn('a stream callback threw; ignored:', error); // STR-11
+      console.warn(`helix vercel adapter: a stream callback threw, ignored: ${String(error)}`); // STR-11
     }
   }
 }

@@ -51,12 +51,15 @@ function classify(error: unknown, provider: Provider): { code: string; retryable
   if (causes(error).some((e) => e instanceof IdleTimeoutError)) {
     return { code: 'provider_timeout', retryable: true, message: describe(error) };
   }
-  if (APICallError.isInstance(error) && error.statusCode !== undefined) {
-    const [code, retryable] = classifyStatus(error.statusCode);
+  if (APICallError.isInstance(error) && error.statusCode !== undefined && error.statusCode >= 400) {
+    const [code, statusRetryable] = classifyStatus(error.statusCode);
+    // ERR-08: OpenAI's 429 insufficient_quota is an exhausted quota, not a rate: retrying cannot help.
+    const retryable = statusRetryable && !(error.responseBody ?? '').includes('insufficient_quota');
     return { code, retryable, statusCode: error.statusCode, message: `HTTP ${error.statusCode}: ${error.message}` };
   }
   if (APICallError.isInstance(error)) {
-    return { code: 'provider_error', retryable: true, message: `${error.message}${causeText(error)}` }; // ERR-05: connect
+    // ERR-05: a connect failure, or (status 200) a body the SDK could not read or parse after the headers
+    return { code: 'provider_error', retryable: true, message: `${error.message}${causeText(error)}` };
   }
   if (error !== null && typeof error === 'object' && !(error instanceof Error)) {
     return streamError(error as Record<string, unknown>, provider); // ERR-03: an error event inside a 200 stream
@@ -67,7 +70,7 @@ function classify(error: unknown, provider: Provider): { code: string; retryable
 /** An in-stream error payload ({type, message} / {error: {...}} / Google's {code, status}) coded by its type. */
 function streamError(payload: Record<string, unknown>, provider: Provider) {
   const inner = (payload.error && typeof payload.error === 'object' ? payload.error : payload) as Record<string, unknown>;
-  const kind = String(inner.type ?? inner.status ?? inner.code ?? '').toLowerCase();
+  const kind = [inner.type, inner.code, inner.status].filter((v) => v != null).join(' ').toLowerCase();
   const message = `stream error: ${String(inner.message ?? JSON.stringify(payload))}`;
   if (kind.includes('rate_limit') || kind.includes('resource_exhausted')) return { code: 'provider_rate_limited', retryable: true, message };
   if (kind.includes('overloaded') || (provider === 'google' && kind === 'unavailable')) {
