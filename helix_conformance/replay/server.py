@@ -94,6 +94,8 @@ class ReplayServer:
         """Stop serving: held and idle connections are closed, threads end within a poll interval."""
         self.closing.set()
         with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept loop's select at once
+        with contextlib.suppress(OSError):
             self.listener.close()
         with self.lock:
             live = list(self.sockets)
