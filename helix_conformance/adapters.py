@@ -32,7 +32,9 @@ class ResolvedAdapter:
     target: str
     """Where the spec came from, e.g. ``reference_adapters.openai_chat:spec``."""
     origin: str
-    """``built-in``, ``entry point``, ``module`` or ``module:attr``."""
+    """``built-in``, ``entry point``, ``module`` or ``module:attr``; a driver's runtime (``node v20.19.0``)."""
+    not_applicable: tuple[tuple[str, str], ...] = ()
+    """(clause, why) pairs planned as skipped for this adapter: Python-only clauses of a foreign driver."""
 
 
 def available() -> dict[str, str]:

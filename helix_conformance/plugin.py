@@ -3,6 +3,8 @@ nothing heavy: the suite, pydantic models and HTTP libraries load only when ``--
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from .settings import add_options, requested_adapter, resolve
@@ -34,9 +36,18 @@ def pytest_configure(config: pytest.Config) -> None:
     options = resolve(config)
     from .adapters import AdapterNotFound, resolve_adapter
 
-    worker = None
+    worker: Any = None
     try:
-        if options["helix_in_process"][0]:
+        if str(name).startswith("node:"):
+            from .worker.node import start_for_session as start_driver
+
+            if options["helix_in_process"][0] or options["helix_record_mode"][0] != "none":
+                raise AdapterNotFound(
+                    f"--adapter={name}: a node: adapter always runs in its driver process, replaying; "
+                    "--helix-in-process and --helix-record-mode are for Python adapters"
+                )
+            worker, resolved = start_driver(config, str(name))
+        elif options["helix_in_process"][0]:
             resolved = resolve_adapter(str(name))
         else:
             from .worker.client import start_for_session

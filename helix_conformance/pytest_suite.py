@@ -277,7 +277,7 @@ class ConformancePlugin:
     def pytest_collection(self, session: pytest.Session) -> bool:
         hook = session.config.hook
         hook.pytest_collectstart(collector=session)
-        planned = plan_suite(self.resolved.spec, self.cassette_root)
+        planned = plan_suite(self.resolved.spec, self.cassette_root, dict(self.resolved.not_applicable))
         self.gate.check_entries_exist(planned, profile_for(self.resolved.spec).name)
         runner = SuiteRunner(self.resolved.spec, self.settings, self.cassette_root)
         runner.expect(planned)

@@ -5,6 +5,7 @@ No pytest here: the plugin turns the plan into items, and ``run_conformance`` ca
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -69,9 +70,13 @@ def profile_for(spec: AdapterSpec) -> WireProfile:
     return get_profile(spec.wire_profile)
 
 
-def plan_suite(spec: AdapterSpec, cassette_root: Path | None = None) -> list[PlannedCheck]:
+def plan_suite(
+    spec: AdapterSpec, cassette_root: Path | None = None, not_applicable: Mapping[str, str] | None = None
+) -> list[PlannedCheck]:
     """Every applicable check, grouped by scenario; unmet capabilities become skips that say why. The
-    recorded traffic of the profile (``cassette_root``'s and the bundled) comes after the authored scenarios."""
+    recorded traffic of the profile (``cassette_root``'s and the bundled) comes after the authored scenarios.
+    ``not_applicable``: clauses skipped with their reason (a foreign driver's Python-only clauses)."""
+    not_applicable = not_applicable or {}
     profile = profile_for(spec)
     registry = load_all_checks()
     planned = []
@@ -87,7 +92,11 @@ def plan_suite(spec: AdapterSpec, cassette_root: Path | None = None) -> list[Pla
                 continue
             if not judged_on(scenario, check.clause):
                 continue
-            unjudgeable = profile.clause_skip_reason(check.clause) or gap_reason(scenario)
+            unjudgeable = (
+                not_applicable.get(check.clause)
+                or profile.clause_skip_reason(check.clause)
+                or gap_reason(scenario)
+            )
             if unjudgeable:
                 planned.append(PlannedCheck(profile.name, scenario, check, unjudgeable))
                 continue

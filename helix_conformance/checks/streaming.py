@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from hypothesis import strategies as st
@@ -11,6 +10,7 @@ from ..contract import ErrorStepResult, ToolCallsStepResult
 from ..contract.results import STEP_RESULT_TYPES
 from ..replay.callbacks import SLOW_CALLBACK_S, CallbackMode
 from ..replay.delivery import SplitPlan
+from ..replay.over_http import last_text_event
 from ..replay.runner import RunOptions, ScenarioRun
 from ..replay.trace import TraceEvent
 from ..scenarios.model import Text, Thinking, ToolCall
@@ -23,7 +23,6 @@ from .common import (
     has_recorded_stream,
     not_,
     run_ids,
-    streamed_parts,
     tagged,
     text_events,
 )
@@ -87,16 +86,7 @@ def text_deltas_concatenate_to_the_content(ctx: CheckContext) -> None:
 
 def _last_text_event(ctx: CheckContext) -> tuple[int, int] | None:
     """(interaction, event index) of the event that carries the last text delta of the script."""
-    pieces = [c for part in streamed_parts(ctx.scenario) if isinstance(part, Text) for c in part.chunks]
-    if not pieces:
-        return None
-    needles = {json.dumps(pieces[-1], ensure_ascii=asc)[1:-1].encode() for asc in (True, False)}
-    for index, interaction in reversed(list(enumerate(ctx.session.interactions()))):
-        events = ctx.profile.split_events(interaction.body)
-        hits = [i for i, event in enumerate(events) if any(n in event for n in needles)]
-        if hits:
-            return index, hits[-1]
-    return None
+    return last_text_event(ctx.scenario, ctx.profile, ctx.session.interactions())
 
 
 @check("STR-02", applies=lambda s, p: s.expect.type in ("text", "tool_calls") and text_events(s) >= 2)

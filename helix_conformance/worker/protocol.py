@@ -68,8 +68,9 @@ def read_frame(stream: BinaryIO) -> tuple[dict[str, Any], bytes]:
 class LineReader:
     """Parent side: reads the worker's lines with a deadline and a size bound, never trusting them."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, version: int = PROTOCOL_VERSION) -> None:
         self.fd = fd
+        self.version = version
         self.buffer = bytearray()
 
     def read(self, deadline: float | None) -> dict[str, Any]:
@@ -78,7 +79,7 @@ class LineReader:
             if end >= 0:
                 line = bytes(self.buffer[:end])
                 del self.buffer[: end + 1]
-                return parse_line(line)
+                return parse_line(line, self.version)
             if len(self.buffer) > MAX_MESSAGE_BYTES:
                 raise ProtocolError(f"a message longer than {MAX_MESSAGE_BYTES} bytes")
             remaining = None if deadline is None else deadline - time.monotonic()
@@ -93,14 +94,14 @@ class LineReader:
             self.buffer += chunk
 
 
-def parse_line(line: bytes) -> dict[str, Any]:
+def parse_line(line: bytes, version: int = PROTOCOL_VERSION) -> dict[str, Any]:
     """A worker line as a message dict; anything else (bad JSON, too deep, wrong version) is a ProtocolError."""
     try:
         message = json.loads(line)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(f"not JSON: {type(exc).__name__}: {str(exc)[:200]}") from None
-    if not isinstance(message, dict) or message.get("v") != PROTOCOL_VERSION:
-        raise ProtocolError(f"not a version {PROTOCOL_VERSION} message: {line[:200]!r}")
+    if not isinstance(message, dict) or message.get("v") != version:
+        raise ProtocolError(f"not a version {version} message: {line[:200]!r}")
     if not isinstance(message.get("type"), str):
         raise ProtocolError(f"a message without a type: {line[:200]!r}")
     return message

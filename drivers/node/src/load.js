@@ -1,0 +1,149 @@
+// @ts-check
+/** Finding and importing the adapter module named after `node:` on `--adapter`, and reading its spec. */
+
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** A failure to load the adapter, with the `kind` the `error` message carries and a one-line message. */
+export class LoadError extends Error {
+  /**
+   * @param {'adapter_not_found' | 'invalid_adapter' | 'unexpected'} kind
+   * @param {string} message
+   */
+  constructor(kind, message) {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+const TS_EXTENSIONS = ['.ts', '.mts', '.cts', '.tsx'];
+const SNAKE_KEYS = { wire_profile: 'wireProfile', api_key_env: 'apiKeyEnv', cassette_dir: 'cassetteDir' };
+
+/**
+ * @typedef {object} LoadedAdapter
+ * @property {string} target the file the module was loaded from
+ * @property {Record<string, unknown>} spec the spec as the `ready` message carries it (snake_case)
+ * @property {(context: object) => unknown} createAdapter
+ */
+
+/**
+ * @param {string} name a path (relative to `cwd`) or a package specifier
+ * @param {string} cwd
+ * @returns {Promise<LoadedAdapter>}
+ */
+export async function loadAdapter(name, cwd) {
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new LoadError('adapter_not_found', 'no adapter module named: use --adapter=node:path/to/adapter.mjs');
+  }
+  const file = resolveModule(name, cwd);
+  if (TS_EXTENSIONS.includes(path.extname(file))) await registerTypeScript(file);
+  /** @type {Record<string, any>} */
+  let module;
+  try {
+    module = await import(pathToFileURL(file).href);
+  } catch (err) {
+    const e = /** @type {Error} */ (err);
+    throw new LoadError('invalid_adapter', `importing ${file} failed: ${e?.name ?? 'Error'}: ${firstLine(e?.message)}`);
+  }
+  const source = module.spec !== undefined || module.createAdapter !== undefined ? module : module.default ?? {};
+  const spec = readSpec(source.spec, file);
+  if (typeof source.createAdapter !== 'function') {
+    throw new LoadError(
+      'invalid_adapter',
+      `${file} exports no createAdapter function: add \`export function createAdapter(context) { return new MyAdapter(...) }\``,
+    );
+  }
+  return { target: file, spec, createAdapter: source.createAdapter };
+}
+
+/**
+ * @param {string} name
+ * @param {string} cwd
+ */
+function resolveModule(name, cwd) {
+  const looksLikePath = name.startsWith('.') || path.isAbsolute(name) || /\.[cm]?[jt]sx?$/.test(name);
+  const candidate = path.resolve(cwd, name);
+  if (fs.existsSync(candidate) && fs.statSync(candidate).isFile()) return candidate;
+  if (looksLikePath && !name.startsWith('@')) {
+    throw new LoadError('adapter_not_found', `no adapter module at ${candidate}: check the path after node: (relative to ${cwd})`);
+  }
+  try {
+    return createRequire(path.join(cwd, 'package.json')).resolve(name);
+  } catch {
+    throw new LoadError(
+      'adapter_not_found',
+      `cannot find the adapter module ${JSON.stringify(name)}: neither a file under ${cwd} nor a package installed there`,
+    );
+  }
+}
+
+/**
+ * Node 20 cannot import TypeScript: load `tsx` (from the adapter's package, else the driver's) as a loader.
+ * @param {string} file
+ */
+async function registerTypeScript(file) {
+  for (const from of [file, import.meta.filename ?? new URL(import.meta.url).pathname]) {
+    let api;
+    try {
+      api = createRequire(from).resolve('tsx/esm/api');
+    } catch {
+      continue;
+    }
+    const { register } = await import(pathToFileURL(api).href);
+    register();
+    return;
+  }
+  throw new LoadError(
+    'invalid_adapter',
+    `${file} is TypeScript and Node ${process.version} cannot import it alone: \`npm install -D tsx\` in the adapter's package, or compile it to .mjs`,
+  );
+}
+
+/**
+ * @param {unknown} raw
+ * @param {string} file
+ * @returns {Record<string, unknown>}
+ */
+function readSpec(raw, file) {
+  if (raw === null || typeof raw !== 'object') {
+    throw new LoadError(
+      'invalid_adapter',
+      `${file} exports no spec object: add \`export const spec = { name, wireProfile, model, capabilities: [] }\``,
+    );
+  }
+  const spec = /** @type {Record<string, unknown>} */ (raw);
+  for (const [snake, camel] of Object.entries(SNAKE_KEYS)) {
+    if (snake in spec) throw new LoadError('invalid_adapter', `${file}: spec.${snake} is spelled ${camel} in JavaScript`);
+  }
+  for (const key of ['name', 'wireProfile', 'model']) {
+    if (typeof spec[key] !== 'string' || spec[key] === '') {
+      throw new LoadError('invalid_adapter', `${file}: spec.${key} must be a non-empty string`);
+    }
+  }
+  const capabilities = spec.capabilities ?? [];
+  if (!Array.isArray(capabilities) || capabilities.some((c) => typeof c !== 'string')) {
+    throw new LoadError('invalid_adapter', `${file}: spec.capabilities must be an array of strings`);
+  }
+  for (const key of ['description', 'apiKeyEnv', 'cassetteDir']) {
+    if (spec[key] !== undefined && typeof spec[key] !== 'string') {
+      throw new LoadError('invalid_adapter', `${file}: spec.${key} must be a string`);
+    }
+  }
+  const cassetteDir = /** @type {string | undefined} */ (spec.cassetteDir);
+  return {
+    name: spec.name,
+    wire_profile: spec.wireProfile,
+    model: spec.model,
+    capabilities,
+    description: spec.description ?? '',
+    api_key_env: spec.apiKeyEnv ?? null,
+    cassette_dir: cassetteDir === undefined ? null : path.resolve(path.dirname(file), cassetteDir),
+  };
+}
+
+/** @param {unknown} text */
+function firstLine(text) {
+  return String(text ?? '').split('\n')[0];
+}

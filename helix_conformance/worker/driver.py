@@ -1,0 +1,328 @@
+"""The parent's side of a foreign driver (protocol version 2): a process that runs an adapter in another
+language (Node: ``drivers/node``), answering JSON lines, with the adapter's HTTP served by the replay server.
+
+One driver per pytest process, reused for every run, as the Python worker (client.py): what a driver that
+died, hung or garbled its channel did becomes the run's outcome (NT-01, HARN-03) and the driver is replaced.
+Callback messages land in the run's trace as they arrive, between the server's chunk events, in real order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..adapters import AdapterNotFound, ResolvedAdapter
+from ..contract import AdapterSpec
+from ..profiles.base import WireProfile
+from ..replay.interactions import ReplayInteraction
+from ..replay.over_http import hold_points
+from ..replay.runner import REPLAY_API_KEY, RunOptions, ScenarioRun, adapter_timeout
+from ..replay.server import ReplayServer
+from ..replay.trace import Trace
+from ..scenarios.model import Scenario
+from .client import (
+    HANDSHAKE_TIMEOUT_S,
+    AdapterProcessEnded,
+    AdapterProcessGarbled,
+    WorkerStartError,
+    _garbled,
+    _Process,
+    _runs_in_the_worker,
+    _stop,
+    _wait_exit,
+    describe_exit,
+)
+from .helix_json import HelixDecoder, encode_input, raised, snake
+from .protocol import ChannelClosed, ChannelTimeout, LineReader, ProtocolError, encode_line, write_all
+
+PROTOCOL_VERSION = 2
+RETURN_GRACE_S = 0.5
+"""Beyond ``--helix-timeout`` per step, for the message to cross the pipe; then the driver is killed (HARN-03)."""
+DONE_GRACE_S = 2.0
+"""After the last ``returned``: the driver's late-callback wait, then ``done``."""
+ABORT_ACK_S = 1.0
+"""How long the server waits for the driver's ``abort_sent`` before recording the abort itself."""
+
+
+def message(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"v": PROTOCOL_VERSION, "type": kind, **fields}
+
+
+@dataclass
+class _RunState:
+    """What the server thread and the reading thread share during one run."""
+
+    id: int
+    trace: Trace
+    abort_recorded: bool = False
+
+
+class DriverWorker:
+    """A lazily started, reused driver process for one ``node:`` adapter (or any protocol-v2 command)."""
+
+    def __init__(self, requested: str, adapter: str, command: list[str], *, cwd: str | None = None) -> None:
+        self.requested = requested
+        """The name as passed to --adapter (``node:adapter.mjs``)."""
+        self.adapter = adapter
+        """What the driver imports (the part after ``node:``)."""
+        self.command = command
+        self.cwd = cwd or os.getcwd()
+        self.process: _Process | None = None
+        self.ready: dict[str, Any] | None = None
+        self.next_id = 0
+        self.spawned = 0
+        self.write_lock = threading.Lock()
+        self.uncaught: list[str] = []
+        """What the adapter left crashing in the background (unhandled rejections), as the driver reported."""
+
+    # --- lifecycle -----------------------------------------------------------------------------------
+
+    def send(self, data: dict[str, Any]) -> None:
+        assert self.process is not None
+        with self.write_lock:
+            write_all(self.process.to_worker, encode_line(data))
+
+    def start(self) -> dict[str, Any]:
+        """Spawn the driver and import the adapter in it; the ``ready`` message (spec as plain data)."""
+        if self.process is not None and self.ready is not None:
+            return self.ready
+        read_req, write_req = os.pipe()
+        read_out, write_out = os.pipe()
+        try:
+            popen = subprocess.Popen(
+                [*self.command, "--fds", f"{read_req},{write_out}"],
+                pass_fds=(read_req, write_out),
+                stdin=subprocess.DEVNULL,
+                cwd=self.cwd,
+            )
+        except OSError as exc:
+            for fd in (read_req, write_req, read_out, write_out):
+                os.close(fd)
+            raise WorkerStartError(
+                f"--adapter={self.requested}: cannot start {self.command[0]!r}: {exc}"
+            ) from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(read_req)
+            with contextlib.suppress(OSError):
+                os.close(write_out)
+        self.process = _Process(popen, write_req, LineReader(read_out, PROTOCOL_VERSION))
+        self.spawned += 1
+        try:
+            self.send(message("hello", adapter=self.adapter, cwd=self.cwd))
+            answer = self.process.reader.read(time.monotonic() + HANDSHAKE_TIMEOUT_S)
+        except (ChannelClosed, ChannelTimeout, ProtocolError, OSError) as exc:
+            code = self._kill()
+            raise WorkerStartError(
+                f"--adapter={self.requested}: the driver process did not start "
+                f"({type(exc).__name__}: {exc}; {describe_exit(code)})"
+            ) from None
+        if answer.get("type") == "error":
+            self._kill()
+            raise AdapterNotFound(f"--adapter={self.requested}: {answer.get('message')}")
+        if answer.get("type") != "ready" or not isinstance(answer.get("spec"), dict):
+            self._kill()
+            raise WorkerStartError(f"--adapter={self.requested}: the driver answered {answer.get('type')!r}")
+        self.ready = answer
+        return answer
+
+    def resolve(self) -> ResolvedAdapter:
+        """The adapter as the driver loaded it; its factory only exists in the driver."""
+        data = self.start()["spec"]
+        try:
+            spec = AdapterSpec(
+                name=str(data["name"]),
+                factory=_runs_in_the_worker,
+                wire_profile=str(data["wire_profile"]),
+                model=str(data["model"]),
+                capabilities=frozenset(str(c) for c in data.get("capabilities") or ()),
+                cassette_dir=data["cassette_dir"] if data.get("cassette_dir") else None,
+                description=str(data.get("description") or ""),
+                api_key_env=str(data["api_key_env"]) if data.get("api_key_env") else None,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise AdapterNotFound(f"--adapter={self.requested}: the adapter's spec: {exc}") from None
+        runtime = str((self.ready or {}).get("runtime") or "driver")
+        target = str((self.ready or {}).get("target"))
+        return ResolvedAdapter(spec, self.requested, target, runtime)
+
+    def close(self) -> None:
+        """Ask the driver to leave, then terminate, then kill it."""
+        process, self.process, self.ready = self.process, None, None
+        if process is None:
+            return
+        with contextlib.suppress(OSError), self.write_lock:
+            write_all(process.to_worker, encode_line(message("shutdown")))
+        _stop(process)
+
+    def _kill(self) -> int | None:
+        process, self.process, self.ready = self.process, None, None
+        if process is None:
+            return None
+        with contextlib.suppress(OSError):
+            process.popen.kill()
+        return _stop(process)
+
+    # --- runs ----------------------------------------------------------------------------------------
+
+    def run_scenario(
+        self,
+        scenario: Scenario,
+        spec: AdapterSpec,
+        profile: WireProfile,
+        interactions: list[ReplayInteraction],
+        options: RunOptions,
+        *,
+        base_url: str | None = None,
+        scripted: tuple[Any, ...] = (),
+    ) -> ScenarioRun:
+        """Same signature and meaning as ``replay.runner.run_scenario``, run in the driver."""
+        started = time.monotonic()
+        run = ScenarioRun(options=options, trace=Trace(), interactions=interactions)
+        if options.cancel_after_chunks is not None:
+            run.setup_error = "task cancellation (NT-03) cannot be applied to an adapter outside Python"
+            return run
+        idle_death = self.process.popen.poll() if self.process is not None else None
+        if idle_death is not None:
+            self._kill()
+            run.raised = AdapterProcessEnded(
+                f"the driver process ended between runs, after the previous scenario returned "
+                f"({describe_exit(idle_death)}): something the adapter left running ended it"
+            )
+            return run
+        try:
+            self.start()
+        except (WorkerStartError, AdapterNotFound) as exc:
+            run.setup_error = f"the driver process could not be started again: {exc}"
+            return run
+        self.next_id += 1
+        state = _RunState(self.next_id, run.trace)
+        abort = scenario.abort
+        if abort is not None and abort.before and options.with_signal:
+            run.trace.add("abort", name="before")
+        timeout = adapter_timeout(options.timeout)
+        server = ReplayServer(
+            interactions,
+            profile,
+            run.trace,
+            options.plan,
+            read_timeout=timeout,
+            abort_after_events=None if abort is None or abort.before else abort.after_events,
+            on_abort=(lambda index, i: self._abort(state)) if options.with_signal else None,
+            hold=hold_points(scenario, profile, interactions, options),
+        )
+        with server:
+            request = message(
+                "run",
+                id=state.id,
+                input=encode_input(
+                    scenario.messages,
+                    scenario.tools,
+                    scenario.llm_config(spec.model),
+                    options.agent_id,
+                    "conformance",
+                ),
+                context={
+                    "apiKey": REPLAY_API_KEY,
+                    "baseUrl": server.base_url(base_url or profile.default_base_url),
+                    "timeout": timeout,
+                    "scriptedResponses": [],
+                },
+                callbacks=options.callbacks,
+                withSignal=options.with_signal,
+                abortBefore=bool(abort is not None and abort.before),
+                abortOnTextDelta=options.abort_on_text_delta,
+                steps=options.steps,
+                lateWaitMs=round(options.late_wait_s * 1000, 3),
+            )
+            self._converse(run, state, request)
+        run.unused_interactions = server.unused()
+        run.duration_s = time.monotonic() - started
+        return run
+
+    def _abort(self, state: _RunState) -> None:
+        """The abort plan fired (server thread): tell the driver, and let its ``abort_sent`` place the event."""
+        with contextlib.suppress(OSError, AssertionError):
+            self.send(message("abort", id=state.id, reason="aborted by the harness mid-stream"))
+        deadline = time.monotonic() + ABORT_ACK_S
+        while not state.abort_recorded and time.monotonic() < deadline:
+            time.sleep(0.001)
+        if not state.abort_recorded:
+            state.abort_recorded = True
+            state.trace.add("abort", name="sent; the driver did not acknowledge it")
+
+    def _converse(self, run: ScenarioRun, state: _RunState, request: dict[str, Any]) -> None:
+        """Send the run and turn the driver's messages into the run, until ``done`` or a broken driver."""
+        assert self.process is not None
+        options, trace, decoder = run.options, run.trace, HelixDecoder()
+        deadline = time.monotonic() + options.timeout + RETURN_GRACE_S
+        try:
+            self.send(request)
+            while True:
+                got = self.process.reader.read(deadline)
+                kind = got.get("type")
+                if got.get("id") != state.id and kind != "error":
+                    continue  # a late message of an earlier run
+                if kind == "callback":
+                    name = snake(str(got.get("name")))
+                    trace.add("callback", name=name, args=decoder.callback_args(name, got.get("args")))
+                elif kind == "callback_done":
+                    trace.add("callback_done", name=snake(str(got.get("name"))))
+                elif kind == "abort_sent":
+                    if not state.abort_recorded:
+                        state.abort_recorded = True
+                        trace.add("abort", name=str(got.get("name") or "harness"))
+                elif kind == "returned":
+                    self._returned(run, decoder, got)
+                    last = len(run.results) >= options.steps or run.raised is not None
+                    deadline = time.monotonic() + (
+                        options.late_wait_s + DONE_GRACE_S if last else options.timeout + RETURN_GRACE_S
+                    )
+                elif kind == "done":
+                    if got.get("setupError"):
+                        run.setup_error = str(got["setupError"])[:2000]
+                    self.uncaught += [str(u)[:1000] for u in got.get("uncaught") or ()]
+                    return
+                elif kind in ("failed", "error"):
+                    run.setup_error = (
+                        f"the driver could not run the scenario: {str(got.get('message'))[:2000]}"
+                    )
+                    return
+                else:
+                    raise ProtocolError(f"a {kind!r} message")
+        except ChannelTimeout:
+            self._kill()
+            if run.results and len(run.results) >= options.steps:
+                return  # every step returned; only `done` is late: the late-callback window is over
+            run.timed_out = True
+        except (ChannelClosed, OSError):
+            code = _wait_exit(self.process)
+            self._kill()
+            run.raised = AdapterProcessEnded(
+                f"the driver process ended during generateStep ({describe_exit(code)}); failures must be "
+                "returned as an error result, never end the process"
+            )
+        except ProtocolError as exc:
+            self._kill()
+            run.raised = _garbled(str(exc))
+
+    def _returned(self, run: ScenarioRun, decoder: HelixDecoder, got: dict[str, Any]) -> None:
+        if "raised" in got and got.get("raised") is not None:
+            run.raised = raised(got["raised"])
+            run.trace.add("returned", name="raised")
+        else:
+            result = decoder.result(got.get("result"))
+            run.results.append(result)
+            run.trace.add("returned", name=type(result).__name__)
+        with contextlib.suppress(TypeError, ValueError):
+            run.step_s += float(got.get("stepMs") or 0.0) / 1000
+        if "inputBefore" in got and "inputAfter" in got:
+            run.input_before, run.input_after = got["inputBefore"], got["inputAfter"]
+
+
+__all__ = ["PROTOCOL_VERSION", "AdapterProcessEnded", "AdapterProcessGarbled", "DriverWorker"]

@@ -1,0 +1,209 @@
+"""A protocol-v2 driver written in Python, so the driver protocol is tested without Node.
+
+It runs a real Python adapter (``hello.adapter`` = ``NAME`` or ``NAME#MODE``, NAME as on --adapter) against the
+replay server over HTTP, and speaks exactly what docs/worker-protocol.md (version 2) says a driver speaks.
+Modes break it on purpose: ``dies`` (exits after the first callback), ``hangs`` (never answers the run),
+``garbage`` (writes a line that is not JSON), ``invalid`` (returns a result RES-01 must reject), ``buffers``
+(reports every callback only once the step returned: STR-02 must fail), ``loadfail`` (hello fails).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from helix_conformance.adapters import AdapterNotFound, resolve_adapter
+from helix_conformance.contract import (
+    AbortController,
+    AdapterContext,
+    ErrorStepResult,
+    LLMConfig,
+    LLMGenerateInput,
+    LLMStreamCallbacks,
+    Message,
+    Tool,
+)
+
+LOCK = threading.Lock()
+OUT = -1
+
+
+def send(message_type: str, **fields: Any) -> None:
+    line = json.dumps({"v": 2, "type": message_type, **fields}, default=str) + "\n"
+    with LOCK:
+        os.write(OUT, line.encode())
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def encode(value: Any) -> Any:
+    """A value as Helix JSON: models by alias, exceptions as {name, message, code, ..., ref}."""
+    if isinstance(value, BaseException):
+        data: dict[str, Any] = {"name": type(value).__name__, "message": str(value), "ref": id(value)}
+        for field in ("code", "retryable", "status_code"):
+            if hasattr(value, field):
+                data[camel(field)] = getattr(value, field)
+        cause = getattr(value, "cause", None) or value.__cause__
+        if cause is not None:
+            data["cause"] = encode(cause)
+        return data
+    if isinstance(value, ErrorStepResult):
+        return {"type": "error", "error": encode(value.error), "shouldStop": value.should_stop,
+                "stopReason": value.stop_reason}  # fmt: skip
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", by_alias=True)
+    return value
+
+
+def tool(data: dict[str, Any]) -> Tool:
+    return Tool(
+        name=data["name"],
+        description=data["description"],
+        input_schema=data["inputSchema"],
+        strict=data["strict"],
+    )
+
+
+class Driver:
+    def __init__(self) -> None:
+        self.spec: Any = None
+        self.mode = ""
+        self.loop = asyncio.new_event_loop()
+        self.controllers: dict[Any, AbortController] = {}
+
+    def hello(self, msg: dict[str, Any]) -> None:
+        name, _, self.mode = str(msg["adapter"]).partition("#")
+        if self.mode == "loadfail":
+            send("error", kind="adapter_not_found", message=f"cannot load {name}: it is broken on purpose")
+            return
+        try:
+            self.spec = resolve_adapter(name).spec
+        except AdapterNotFound as exc:
+            send("error", kind="adapter_not_found", message=str(exc))
+            return
+        spec = self.spec
+        send("ready", pid=os.getpid(), runtime=f"python {sys.version.split()[0]}", target=name,
+             spec={"name": spec.name, "wire_profile": spec.wire_profile, "model": spec.model,
+                   "capabilities": sorted(spec.capabilities), "description": spec.description})  # fmt: skip
+
+    async def run(self, msg: dict[str, Any]) -> None:
+        run_id, raw, ctx = msg["id"], msg["input"], msg["context"]
+        if self.mode == "hangs":
+            await asyncio.sleep(3600)
+        if self.mode == "garbage":
+            with LOCK:
+                os.write(OUT, b"this is not json\n")
+        controller = AbortController() if msg.get("withSignal", True) else None
+        self.controllers[run_id] = controller  # type: ignore[assignment]
+        if msg.get("abortBefore") and controller:
+            controller.abort("aborted before the step started")
+        buffered: list[tuple[str, Any]] = []
+        deltas = [0]
+
+        def make(name: str) -> Any:
+            def callback(*args: Any) -> Any:
+                if self.mode == "buffers":
+                    buffered.append(("callback", {"name": camel(name), "args": [encode(a) for a in args]}))
+                else:
+                    send("callback", id=run_id, name=camel(name), args=[encode(a) for a in args])
+                if self.mode == "dies":
+                    os._exit(7)
+                if name == "on_text_delta" and controller and msg.get("abortOnTextDelta"):
+                    deltas[0] += 1
+                    if deltas[0] == msg["abortOnTextDelta"]:
+                        send("abort_sent", id=run_id, name="from onTextDelta")
+                        controller.abort("aborted by the caller from onTextDelta")
+                if msg.get("callbacks") == "raising":
+                    raise RuntimeError(f"{name} raises on purpose (STR-11)")
+                if msg.get("callbacks") in ("async", "slow"):
+                    return done(name)
+                return None
+
+            return callback
+
+        async def done(name: str) -> None:
+            await asyncio.sleep(0.02 if msg.get("callbacks") == "slow" else 0)
+            send("callback_done", id=run_id, name=camel(name))
+
+        names = ("on_text_delta", "on_thinking", "on_tool_call", "on_error")
+        callbacks = (
+            None if msg.get("callbacks") == "none" else LLMStreamCallbacks(**{n: make(n) for n in names})
+        )
+        context = AdapterContext(api_key=ctx["apiKey"], base_url=ctx["baseUrl"], timeout=ctx["timeout"])
+        adapter = self.spec.factory(context)
+        for step in range(int(msg.get("steps") or 1)):
+            step_input = LLMGenerateInput(
+                messages=TypeAdapter(list[Message]).validate_python(raw["messages"]),
+                tools=[
+                    Tool(
+                        name=t["name"],
+                        description=t["description"],
+                        input_schema=t["inputSchema"],
+                        strict=t["strict"],
+                    )
+                    for t in raw["tools"]
+                ],
+                config=LLMConfig.model_validate(raw["config"]),
+                abort_signal=controller.signal if controller else None,
+                callbacks=callbacks,
+                agent_id=raw["agentId"],
+                agent_type=raw["agentType"],
+            )
+            result = await adapter.generate_step(step_input)
+            for kind, fields in buffered:
+                send(kind, id=run_id, **fields)
+            data = encode(result)
+            if self.mode == "invalid":
+                data = {
+                    "type": "text",
+                    "content": 42,
+                    "shouldStop": "yes",
+                    "stopReason": "finished",
+                    "extra": 1,
+                }
+            send("returned", id=run_id, step=step, result=data, inputBefore=raw, inputAfter=raw, stepMs=1.0)
+        await asyncio.sleep(float(msg.get("lateWaitMs") or 1) / 1000)
+        send("done", id=run_id, pending=None, uncaught=[])
+
+    def abort(self, msg: dict[str, Any]) -> None:
+        controller = self.controllers.get(msg.get("id"))
+        if controller is not None:
+            send("abort_sent", id=msg["id"], name="harness")
+            controller.abort(msg.get("reason"))
+
+
+def main() -> None:
+    global OUT
+    read_fd, OUT = (int(x) for x in sys.argv[sys.argv.index("--fds") + 1].split(","))
+    driver = Driver()
+    stream = os.fdopen(read_fd, "rb")
+
+    def reader() -> None:
+        for line in stream:
+            msg = json.loads(line)
+            kind = msg.get("type")
+            if kind == "shutdown":
+                os._exit(0)
+            if kind == "hello":
+                driver.loop.call_soon_threadsafe(driver.hello, msg)
+            elif kind == "run":
+                driver.loop.call_soon_threadsafe(lambda m=msg: driver.loop.create_task(driver.run(m)))
+            elif kind == "abort":
+                driver.loop.call_soon_threadsafe(driver.abort, msg)
+        os._exit(0)
+
+    threading.Thread(target=reader, daemon=True).start()
+    driver.loop.run_forever()
+
+
+if __name__ == "__main__":
+    main()
