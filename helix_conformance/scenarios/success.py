@@ -143,13 +143,39 @@ BOOK_TABLE = Tool(
     },
 )
 
+LOG_EVENT_STRICT = Tool(
+    name="log_event",
+    description="Record an event.",
+    # zod-to-json-schema's output: draft-07 `definitions` (its default definitionPath), not pydantic's `$defs`;
+    # a strict tool, so every object reachable through them must be closed and fully required (TOOL-03).
+    input_schema={
+        "type": "object",
+        "properties": {"event": {"$ref": "#/definitions/Event"}},
+        "required": ["event"],
+        "additionalProperties": False,
+        "definitions": {
+            "Event": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "level": {"type": "string", "enum": ["info", "warn"]},
+                },
+                "required": ["name", "level"],
+            }
+        },
+        "$schema": "http://json-schema.org/draft-07/schema#",
+    },
+    strict=True,
+)
+
 FROM_THE_FIELD: tuple[Scenario, ...] = (
     Scenario(
         id="tool_schema_keywords",
         description="A tool schema with `allOf`, a `$ref` beside a description, integer exclusive bounds, "
-        "`const`, type lists (with and without null) and formats: sent with the same meaning (TOOL-02).",
+        "`const`, type lists (with and without null) and formats: sent with the same meaning (TOOL-02); beside "
+        "it a strict tool whose objects sit in draft-07 `definitions` (TOOL-03).",
         messages=(UserMessage(content="A table for four at Chez Nous, please."),),
-        tools=(BOOK_TABLE,),
+        tools=(BOOK_TABLE, LOG_EVENT_STRICT),
         exchanges=_stream(
             ToolCall(
                 "call_Bk7tA2bL9eK4wQ1xZ8cV5nM3",
@@ -619,7 +645,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "and its block completed (STR-03).",
         messages=(UserMessage(content="Summarise the attached report."),),
         config={"max_output_tokens": 64},
-        exchanges=_stream(Thinking(("The report has", " three parts;", " first")), finish=Finish("max_tokens")),
+        exchanges=_stream(
+            Thinking(("The report has", " three parts;", " first")), finish=Finish("max_tokens")
+        ),
         expect=Expected("text", "max_tokens", content="", thinking="The report has three parts; first"),
         requires=frozenset({"thinking"}),
         profiles=frozenset({"gemini"}),

@@ -31,7 +31,7 @@ from reference_adapters._http import (
     classify_status,
     describe_error,
 )
-from reference_adapters.openai_chat import _repeats_whole_call
+from reference_adapters.openai_chat import _repeats_whole_call, strict_schema
 
 from ._anthropic_base import HookedAnthropicAdapter, HookedMessagesStream, broken_anthropic
 from ._base import BrokenAdapter, HookedAdapter, HookedChatStream, broken
@@ -152,6 +152,24 @@ class ExclusiveBoundsAsInclusiveGemini(_RetranslatedGemini):
         return result
 
 
+class StrictWithoutDefinitions(HookedAdapter):
+    """Closes the objects of a strict tool under pydantic's `$defs` but not under draft-07 `definitions`
+    (zod-to-json-schema's default): OpenAI rejects the tool."""
+
+    def build_body(self, input: LLMGenerateInput) -> dict[str, Any]:
+        body = super().build_body(input)
+        strict = {tool.name: tool for tool in input.tools if tool.strict}
+        for entry in body.get("tools", []):
+            function = entry["function"]
+            if function["name"] in strict:
+                schema = dict(strict[function["name"]].json_schema())
+                definitions = schema.pop("definitions", None)
+                function["parameters"] = strict_schema(schema)
+                if definitions is not None:
+                    function["parameters"]["definitions"] = definitions
+        return body
+
+
 # --- MSG-08, STR-03: reasoning with nothing visible after it ------------------------------------------------
 
 
@@ -248,6 +266,14 @@ ADAPTERS: list[BrokenAdapter] = [
         ("tool_schema_keywords",),
         "Renames `exclusiveMinimum`/`exclusiveMaximum` to `minimum`/`maximum` with the same value: the bound "
         "itself becomes valid.",
+    ),
+    broken(
+        "strict_without_definitions",
+        StrictWithoutDefinitions,
+        "TOOL-03",
+        ("tool_schema_keywords",),
+        "Makes a strict tool's objects closed and fully required under `$defs` only: the objects under "
+        "draft-07 `definitions` stay open.",
     ),
     broken_anthropic(
         "drops_redacted_only_thinking",
