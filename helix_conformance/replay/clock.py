@@ -7,9 +7,11 @@ adapter's own, no thread doing work — the loop's clock jumps to the timer inst
 still sees every timer fire in order and ``loop.time()`` advance by what it waited (a retry comes after its
 ``retry-after`` in the loop's seconds, which is what the trace records and CFG-05 judges), at no wall time.
 
-``time.sleep`` called on the loop's own thread (a sync sleep that blocks the loop) is skipped the same way.
+``time.sleep`` is skipped the same way: on the loop's own thread (a sync sleep that blocks the loop), and in
+another thread (a sync client retrying inside ``asyncio.to_thread``) when every other thread only waits.
 What cannot be skipped safely is waited for really, and counted (``VirtualTimeLoop.real_wait_s``): a thread
-that sleeps or computes, a socket of the adapter's own (a loopback server), a loop of the adapter's own.
+that computes or blocks on I/O, two threads sleeping at once, a socket of the adapter's own (a loopback
+server), a loop of the adapter's own.
 """
 
 from __future__ import annotations
@@ -109,19 +111,29 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._own_fds = set(self._selector.get_map().keys())  # type: ignore[attr-defined]
         super().run_forever()
 
-    def may_skip(self) -> bool:
+    def may_skip(self, besides: int | None = None) -> bool:
         """True when nothing but a timer can wake the loop: no file descriptor beyond the loop's own and no
-        other thread at work."""
+        thread at work but the loop's (or ``besides``, the thread asking)."""
         if set(self._selector.get_map().keys()) - self._own_fds:  # type: ignore[attr-defined]
             return False
         frames = sys._current_frames()
-        return all(_thread_is_idle(frame) for ident, frame in frames.items() if ident != self._owner)
+        asking = self._owner if besides is None else besides
+        return all(_thread_is_idle(frame) for ident, frame in frames.items() if ident != asking)
 
     def sleep_on_loop_thread(self, seconds: float) -> bool:
         """``time.sleep`` on this loop's thread: skipped (True) when the loop may skip, else not (False)."""
         if threading.get_ident() != self._owner or not self.may_skip():
             return False
         self.advance(max(0.0, seconds))
+        return True
+
+    def sleep_in_a_thread(self, seconds: float) -> bool:
+        """``time.sleep`` in another thread (a sync client's retry in ``asyncio.to_thread``): skipped when
+        every other thread, the loop's included, only waits; the loop is woken to see its timers anew."""
+        if self.is_closed() or not self.is_running() or not self.may_skip(besides=threading.get_ident()):
+            return False
+        self.advance(max(0.0, seconds))
+        self.call_soon_threadsafe(_nothing)
         return True
 
 
@@ -131,10 +143,20 @@ _patch_lock = threading.Lock()
 _patch_users = 0
 
 
+def _nothing() -> None:
+    """Scheduled from another thread only to wake the loop."""
+
+
 def _virtual_sleep(seconds: float | SupportsIndex) -> None:
-    loop = _active.get(threading.get_ident())
-    if loop is None or not loop.sleep_on_loop_thread(float(seconds)):
-        _real_sleep(seconds)
+    own = _active.get(threading.get_ident())
+    if own is not None:
+        if own.sleep_on_loop_thread(float(seconds)):
+            return
+    elif len(_active) == 1:  # another thread of the one running loop (several: whose clock? sleep really)
+        for loop in list(_active.values()):
+            if loop.sleep_in_a_thread(float(seconds)):
+                return
+    _real_sleep(seconds)
 
 
 @contextmanager
