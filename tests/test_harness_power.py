@@ -320,7 +320,7 @@ def test_rejudge_takes_the_survivors_of_a_previous_run(tmp_path: Path) -> None:
     from hpower.report import rejudged_lines
 
     mutants = _mutants()
-    kept, killed, gone = mutants[0], mutants[1], mutants[2]
+    kept, killed, gone, unjudged = mutants[0], mutants[1], mutants[2], mutants[3]
 
     def row(mutant: Mutant, status: str) -> dict[str, object]:
         return {
@@ -329,19 +329,18 @@ def test_rejudge_takes_the_survivors_of_a_previous_run(tmp_path: Path) -> None:
         }
 
     previous = tmp_path / "before.json"
-    pools_data = [
-        {"pool": "p", "outcomes": [row(kept, SURVIVED), row(killed, KILLED), row(gone, NOT_COVERED)]}
-    ]
+    outcomes = [row(kept, SURVIVED), row(killed, KILLED), row(gone, NOT_COVERED), row(unjudged, "unjudged")]
+    pools_data = [{"pool": "p", "outcomes": outcomes}]
     for data in (pools_data, {"coverage": {}, "pools": pools_data}):  # the list of older runs, or the dict
         previous.write_text(json.dumps(data), encoding="utf-8")
         wanted = previous_survivors(previous)
-        assert set(wanted) == {f"sample.py:{m.line} {m.mutation}" for m in (kept, gone)}
+        assert set(wanted) == {f"sample.py:{m.line} {m.mutation}" for m in (kept, gone, unjudged)}
     result = PoolResult("p", ("openai",), 3, [Outcome(kept, KILLED, "openai", "p::a::RES-06", 1, 1.0)], 1.0)
     existing = {f"sample.py:{kept.line} {kept.mutation}"}
     text = "\n".join(rejudged_lines([result], wanted, existing, previous))
     assert f"survived -> killed      sample.py:{kept.line} {kept.mutation}: p::a::RES-06" in text
     assert "not covered -> gone" in text
-    assert "gone 1, killed 1" in text
+    assert "gone 2, killed 1" in text
 
 
 def test_rejudge_of_a_run_without_survivors_is_a_one_line_error(tmp_path: Path) -> None:

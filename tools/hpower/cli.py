@@ -17,7 +17,16 @@ from pathlib import Path
 from . import equivalents
 from .coverage_run import AdapterCoverage, run_coverage
 from .equivalents import EquivalentsError
-from .mutation_run import NOT_COVERED, SURVIVED, Outcome, check_canary, check_shadowing, judge, sample
+from .mutation_run import (
+    NOT_COVERED,
+    SURVIVED,
+    UNJUDGED,
+    Outcome,
+    check_canary,
+    check_shadowing,
+    judge,
+    sample,
+)
 from .mutator import Mutant, MutatorError, mutants_of
 from .report import PoolResult, coverage_lines, killed_lines, mutation_lines, rejudged_lines
 from .targets import ROOT, TOOLS, ToolError, check_installed, discover, pools
@@ -58,8 +67,8 @@ def parser() -> argparse.ArgumentParser:
         "--rejudge",
         type=Path,
         metavar="JSON",
-        help="judge again the mutants a previous --json run let through (survived or not covered) instead "
-        "of a sample: the after of a before/after",
+        help="judge again the mutants a previous --json run let through (survived, not covered, unjudged) "
+        "instead of a sample: the after of a before/after",
     )
     p.add_argument("--verbose", action="store_true", help="list every sampled mutant and what killed it")
     return p
@@ -170,7 +179,8 @@ def _key(key: tuple[str, int, str]) -> str:
 
 
 def previous_survivors(path: Path) -> dict[str, str]:
-    """The mutants a previous ``--json`` run let through (``file:line mutation`` -> its status then)."""
+    """The mutants a previous ``--json`` run let through or could not judge (``file:line mutation`` -> its
+    status then)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -179,7 +189,7 @@ def previous_survivors(path: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for pool in pools_data:
         for outcome in pool["outcomes"]:
-            if outcome["status"] in (SURVIVED, NOT_COVERED):
+            if outcome["status"] in (SURVIVED, NOT_COVERED, UNJUDGED):
                 mutant = outcome["mutant"]
                 found[_key((mutant["file"], mutant["line"], mutant["mutation"]))] = outcome["status"]
     if not found:
