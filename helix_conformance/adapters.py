@@ -1,10 +1,14 @@
-"""Find the AdapterSpec behind ``--adapter=NAME``: built-in, entry point, module, or ``pkg.module:attr``."""
+"""Find the AdapterSpec behind ``--adapter=NAME``: built-in, entry point, module, or ``pkg.module:attr``;
+or the ``DriverCommand`` of an adapter in another language (``cmd:COMMAND``, or an attribute naming one)."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
-from dataclasses import dataclass
+import shlex
+import sys
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -20,8 +24,50 @@ BUILTINS: dict[str, str] = {
 }
 
 
+CMD_PREFIX = "cmd:"
+"""``--adapter=cmd:COMMAND``: run COMMAND as a protocol-v2 driver (docs/worker-protocol.md)."""
+
+
 class AdapterNotFound(Exception):
     """The name resolves to nothing usable; the message says why and what is available."""
+
+
+@dataclass(frozen=True)
+class DriverCommand:
+    """An adapter run by a driver of another language: the command that starts a protocol-v2 driver.
+
+    Expose one where an AdapterSpec would go (an entry point, ``pkg.module:attr``, or a function returning it),
+    or pass ``--adapter=cmd:"COMMAND ARGS"``. The harness appends ``--fds R,W`` to ``argv`` and sends ``adapter``
+    in the driver's ``hello``."""
+
+    argv: tuple[str, ...]
+    adapter: str = ""
+    """What the driver's ``hello`` names (a module, a file): the driver decides what it means."""
+    cwd: str | None = None
+    """Where the driver starts; default: the directory the harness runs in."""
+    not_applicable: tuple[tuple[str, str], ...] = field(default=())
+    """(clause, why) pairs planned as skipped beyond the clauses no driver can serve (NT-03, HARN-04)."""
+
+    def __post_init__(self) -> None:
+        argv = tuple(str(part) for part in self.argv) if not isinstance(self.argv, str) else ()
+        if not argv or not argv[0]:
+            raise ValueError(f"DriverCommand.argv must be a non-empty list of strings, not {self.argv!r}")
+        object.__setattr__(self, "argv", argv)
+
+
+def parse_command(name: str) -> DriverCommand:
+    """``cmd:python my_driver.py --flag`` (shell quoting rules) as a DriverCommand; a usage error if empty."""
+    text = name[len(CMD_PREFIX) :]
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise AdapterNotFound(f"--adapter={name}: cannot read the command ({exc})") from None
+    if not argv:
+        raise AdapterNotFound(
+            f"--adapter={name}: no command after {CMD_PREFIX!r}; give the driver's command line, "
+            f"e.g. --adapter='cmd:python my_driver.py'"
+        )
+    return DriverCommand(tuple(argv))
 
 
 @dataclass(frozen=True)
@@ -72,8 +118,8 @@ def _load_target(target: str, name: str) -> Any:
     return obj
 
 
-def _as_spec(obj: Any, name: str, target: str) -> AdapterSpec:
-    if isinstance(obj, AdapterSpec):
+def _as_spec(obj: Any, name: str, target: str) -> AdapterSpec | DriverCommand:
+    if isinstance(obj, AdapterSpec | DriverCommand):
         return obj
     if callable(obj) and not isinstance(obj, type):
         try:
@@ -82,28 +128,86 @@ def _as_spec(obj: Any, name: str, target: str) -> AdapterSpec:
             raise AdapterNotFound(
                 f"--adapter={name}: calling {target}() to get the AdapterSpec raised {type(exc).__name__}: {exc}"
             ) from exc
-        if isinstance(made, AdapterSpec):
+        if isinstance(made, AdapterSpec | DriverCommand):
             return made
         obj = made
     raise AdapterNotFound(
         f"--adapter={name}: {target} is of type {type(obj).__name__}, not a helix_conformance.contract.AdapterSpec "
-        "(or a function returning one)"
+        "or a helix_conformance.adapters.DriverCommand (or a function returning one)"
     )
 
 
+@dataclass(frozen=True)
+class ResolvedCommand:
+    """A name that resolved to a driver command: the adapter runs in that driver (protocol version 2)."""
+
+    command: DriverCommand
+    requested: str
+    target: str
+    origin: str
+
+
 def resolve_adapter(name: str) -> ResolvedAdapter:
+    """The AdapterSpec behind ``name``, imported in this process; a name naming a driver command is an error
+    here (it runs in its driver: ``resolve_name``)."""
+    found = resolve_name(name)
+    if isinstance(found, ResolvedCommand):
+        raise AdapterNotFound(
+            f"--adapter={name}: {found.target} names a driver command ({shlex.join(found.command.argv)}), "
+            "which runs in its own driver process, not in this one"
+        )
+    return found
+
+
+def resolve_name(name: str) -> ResolvedAdapter | ResolvedCommand:
+    """What ``--adapter=NAME`` names: an AdapterSpec (imported here) or a driver's command."""
+    if name.startswith(CMD_PREFIX):
+        return ResolvedCommand(parse_command(name), name, name[len(CMD_PREFIX) :], "command")
     names = available()
     if name in names:
         target = names[name]
         origin = "built-in" if name in BUILTINS else "entry point"
-        return ResolvedAdapter(_as_spec(_load_target(target, name), name, target), name, target, origin)
+        return _resolved(_as_spec(_load_target(target, name), name, target), name, target, origin)
     if ":" in name:
-        return ResolvedAdapter(_as_spec(_load_target(name, name), name, name), name, name, "module:attr")
+        return _resolved(_as_spec(_load_target(name, name), name, name), name, name, "module:attr")
     if "." in name or importlib.util.find_spec(name) is not None:
-        return ResolvedAdapter(_as_spec(_load_target(name, name), name, name), name, name, "module")
+        return _resolved(_as_spec(_load_target(name, name), name, name), name, name, "module")
     listing = ", ".join(sorted(names))
     raise AdapterNotFound(
         f"--adapter={name}: unknown adapter. Available: {listing}. You can also pass an importable module "
-        f"exposing `spec` (mypkg.adapter), an attribute (mypkg.adapter:spec), or register an entry point in "
+        f"exposing `spec` (mypkg.adapter), an attribute (mypkg.adapter:spec), a JavaScript adapter "
+        f"(node:adapter.mjs), a driver's command (cmd:'COMMAND ARGS'), or register an entry point in "
         f"group {ENTRY_POINT_GROUP!r}."
     )
+
+
+def _resolved(
+    found: AdapterSpec | DriverCommand, name: str, target: str, origin: str
+) -> ResolvedAdapter | ResolvedCommand:
+    if isinstance(found, DriverCommand):
+        return ResolvedCommand(found, name, target, origin)
+    return ResolvedAdapter(found, name, target, origin)
+
+
+def name_of(spec: AdapterSpec) -> str | None:
+    """A name another process can import ``spec`` by (``pkg.module:attr``, or the built-in / entry-point name
+    that points there), found by identity in the module of its factory; None for a spec built at run time
+    (a closure, ``dataclasses.replace``, a lambda in a test) or living in a module no import path reaches."""
+    module_name = getattr(spec.factory, "__module__", None)
+    if not isinstance(module_name, str) or module_name == "__main__":
+        return None
+    module = sys.modules.get(module_name)
+    if module is None or getattr(module, "__spec__", None) is None:
+        return None
+    attrs = [attr for attr, value in vars(module).items() if value is spec and not attr.startswith("__")]
+    if not attrs:
+        return None
+    top = module_name.partition(".")[0]
+    if (
+        importlib.machinery.PathFinder.find_spec(top, sys.path) is None
+        and top not in sys.builtin_module_names
+    ):
+        return None  # loaded from a file path (pytest's importlib mode), not importable by name
+    target = f"{module_name}:{'spec' if 'spec' in attrs else sorted(attrs)[0]}"
+    short = [n for n, t in available().items() if t == target]
+    return short[0] if short else target

@@ -38,12 +38,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
     worker: Any = None
     try:
-        if str(name).startswith("node:"):
+        if str(name).startswith(("node:", "cmd:")):
             from .worker.node import start_for_session as start_driver
 
             if options["helix_in_process"][0] or options["helix_record_mode"][0] != "none":
                 raise AdapterNotFound(
-                    f"--adapter={name}: a node: adapter always runs in its driver process, replaying; "
+                    f"--adapter={name}: a {str(name)[:4]}: adapter always runs in its driver process, replaying; "
                     "--helix-in-process and --helix-record-mode are for Python adapters"
                 )
             worker, resolved = start_driver(config, str(name))

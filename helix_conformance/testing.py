@@ -94,7 +94,7 @@ def mock_spec() -> AdapterSpec:
 
 
 def run_conformance(
-    spec: AdapterSpec,
+    spec: AdapterSpec | str,
     *,
     clauses: Iterable[str] | None = None,
     scenarios: Iterable[str] | None = None,
@@ -104,17 +104,28 @@ def run_conformance(
     cassette_dir: Path | None = None,
     strict: bool = False,
     baseline: Path | None = None,
+    adapter: str | None = None,
+    in_process: bool | None = None,
 ) -> dict[str, Any]:
     """Run the suite (or the named clauses/scenarios of it) without pytest; return the report.
 
+    ``spec`` is an AdapterSpec or a name as for ``pytest --adapter`` (``"openai"``, ``"pkg.mod:spec"``,
+    ``"node:adapter.mjs"``, ``"cmd:python my_driver.py"``). The adapter runs in a worker process of its own,
+    as under pytest, whenever it can be named for the worker to import: a name, a spec that is a module-level
+    attribute of its factory's module, or ``adapter="pkg.mod:attr"``. A spec built at run time (a closure,
+    ``dataclasses.replace``, a lambda) runs in the calling process and the report says
+    "in-process: not a gate"; ``in_process=True`` asks for that (debugging), ``in_process=False`` refuses it.
+
     The report is the one ``--helix-report=r.json`` writes (``verdict``, ``clauses``, ``results`` with
     ``outcome``, ``message`` and ``reproduce`` per clause x scenario, ``gate_errors``), plus ``passed``: the
-    gate's verdict as a bool. A failure's ``message`` is the whole text pytest prints for it: the message,
-    expected and actual, details, hint and, for a property's example, the ``helix-conformance replay``
-    command. ``baseline`` is a file of known failures, as for ``--helix-baseline``.
+    gate's verdict as a bool, ``verdict_text`` (``PASS``, or ``PASS (in-process: not a gate)``) and
+    ``isolation`` (``mode``: worker, driver or in-process; ``gate``; ``note``). A failure's ``message`` is the
+    whole text pytest prints for it: the message, expected and actual, details, hint and, for a property's
+    example, the ``helix-conformance replay`` command. ``baseline`` is a file of known failures, as for
+    ``--helix-baseline``. A name that resolves to nothing raises ``ConformanceUsageError`` (a ValueError).
     Render it with ``helix_conformance.reporting.writers.renderer("html")(report)``.
     """
-    from .standalone import run_suite
+    from .standalone import isolate, run_suite
 
     known = None
     if baseline is not None:
@@ -122,8 +133,9 @@ def run_conformance(
         from .scenarios import SCENARIOS
 
         known = load_baseline(Path(baseline), (s.id for s in SCENARIOS))
+    isolation = isolate(spec, adapter=adapter, in_process=in_process)
     return run_suite(
-        spec,
+        isolation.resolved.spec,
         clauses=clauses,
         scenarios=scenarios,
         timeout=timeout,
@@ -132,4 +144,5 @@ def run_conformance(
         cassette_dir=cassette_dir,
         strict=strict,
         baseline=known,
+        isolation=isolation,
     )

@@ -1,7 +1,8 @@
 """A protocol-v2 driver written in Python, so the driver protocol is tested without Node.
 
-It runs a real Python adapter (``hello.adapter`` = ``NAME`` or ``NAME#MODE``, NAME as on --adapter) against the
-replay server over HTTP, and speaks exactly what docs/worker-protocol.md (version 2) says a driver speaks.
+It runs a real Python adapter (``hello.adapter`` = ``NAME`` or ``NAME#MODE``, NAME as on --adapter; when hello
+names nothing, as for ``--adapter=cmd:...``, the ``--adapter NAME`` of its command line) against the replay server
+over HTTP, and speaks exactly what docs/worker-protocol.md (version 2) says a driver speaks.
 Modes break it on purpose: ``dies`` (exits after the first callback), ``hangs`` (never answers the run),
 ``garbage`` (writes a line that is not JSON), ``invalid`` (returns a result RES-01 must reject), ``buffers``
 (reports every callback only once the step returned: STR-02 must fail), ``loadfail`` (hello fails).
@@ -81,7 +82,9 @@ class Driver:
         self.controllers: dict[Any, AbortController] = {}
 
     def hello(self, msg: dict[str, Any]) -> None:
-        name, _, self.mode = str(msg["adapter"]).partition("#")
+        # Started as a command (--adapter=cmd:...), hello names nothing: the command line says which adapter.
+        named = str(msg["adapter"]) or sys.argv[sys.argv.index("--adapter") + 1]
+        name, _, self.mode = named.partition("#")
         if self.mode == "loadfail":
             send("error", kind="adapter_not_found", message=f"cannot load {name}: it is broken on purpose")
             return

@@ -81,7 +81,9 @@ def test_explain_says_why_what_goes_wrong_and_where_it_is_checked(capsys: pytest
 def test_replay_prints_the_trace_the_result_and_the_clauses(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "replay", "--adapter", "openai", "text_basic")
     assert code == 0
-    assert out.startswith("scenario text_basic [openai-chat] through adapter 'openai'")
+    mode, scenario = out.splitlines()[:2]
+    assert mode.startswith("adapter openai: isolated: the adapter runs in a worker process of its own (python ")
+    assert scenario.startswith("scenario text_basic [openai-chat] through adapter 'openai'")
     assert "request          POST /v1/chat/completions" in out
     assert "callback         on_text_delta(" in out
     assert "result: TextStepResult {" in out
@@ -134,7 +136,7 @@ def test_replay_of_a_broken_adapter_names_the_clause_and_exits_1(
 def test_replay_of_a_cassette_file(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "replay", "--adapter", "openai", "--cassette", str(RECORDED))
     assert code == 0, out
-    assert out.startswith("interaction 0: HTTP 200")
+    assert out.splitlines()[1].startswith("interaction 0: HTTP 200")
     assert '"type": "tool_calls"' in out
 
 

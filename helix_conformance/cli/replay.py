@@ -2,6 +2,10 @@
 cassette through an adapter and print what happened: each request (headers and body), every chunk (its bytes)
 and callback in order, the result, and which clauses hold. The first debugging tool an adapter author wants.
 
+The adapter runs where ``pytest --adapter`` runs it: a worker process of its own, or the driver of a ``node:`` /
+``cmd:`` adapter; ``--in-process`` runs a Python adapter in this process (for ``pdb``; not a gate). The first
+line says which.
+
 What the adapter sent is shown as a cassette would keep it: credential and account headers, key parameters
 and token fields scrubbed with the recorder's lists (``recording.scrub``), provider key values redacted and
 control characters escaped (``reporting.safety``).
@@ -21,7 +25,14 @@ HELP = "replay one scenario (or one cassette) through an adapter: the callback t
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--adapter", required=True, help="as for pytest --adapter (openai, mypkg.module:spec, ...)"
+        "--adapter",
+        required=True,
+        help="as for pytest --adapter (openai, mypkg.module:spec, node:adapter.mjs, 'cmd:COMMAND ARGS', ...)",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run a Python adapter in this process (for pdb) instead of its worker process; not a gate",
     )
     parser.add_argument("scenario", nargs="?", help="a scenario id (helix-conformance list scenarios)")
     parser.add_argument("--cassette", type=Path, help="replay this cassette file instead of a scenario")
@@ -51,22 +62,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..adapters import AdapterNotFound, resolve_adapter
-
     if (args.scenario is None) == (args.cassette is None):
         raise UsageFailure("give either a scenario id or --cassette PATH (one of them)")
     from ..reporting.safety import protect_env
 
+    plan = None if args.cassette is not None else _plan(args)
+    opened, isolation = _isolation(args.adapter, args.in_process)
     try:
-        spec = resolve_adapter(args.adapter).spec
-        requested = args.adapter
+        spec = isolation.resolved.spec
+        protect_env(spec.api_key_env)
+        _say(f"adapter {args.adapter}: {isolation.note}")
+        if args.cassette is not None:
+            return _replay_cassette(spec, args.cassette, args.timeout, isolation)
+        return _replay_scenario(
+            spec,
+            args.adapter,
+            args.scenario,
+            args.timeout,
+            judge=not args.no_judge,
+            plan=plan,
+            isolation=isolation,
+        )
+    finally:
+        if opened is not None:
+            opened.close()
+
+
+def _isolation(name: str, in_process: bool) -> tuple[Any, Any]:
+    """The adapter's worker or driver (started here, closed by the caller) and its isolation; or, with
+    --in-process, the adapter resolved in this process."""
+    from ..adapters import AdapterNotFound
+    from ..standalone import ConformanceUsageError, in_process_isolation, isolated
+
+    if in_process:
+        try:
+            return None, in_process_isolation(None, name, "asked for with --in-process", explicit=True)
+        except ConformanceUsageError as exc:
+            raise UsageFailure(str(exc).removeprefix("run_conformance: ")) from None
+    from ..worker.launch import open_adapter
+
+    try:
+        opened = open_adapter(name)
     except AdapterNotFound as exc:
         raise UsageFailure(str(exc)) from None
-    protect_env(spec.api_key_env)
-    if args.cassette is not None:
-        return _replay_cassette(spec, args.cassette, args.timeout)
-    plan = _plan(args)
-    return _replay_scenario(spec, requested, args.scenario, args.timeout, judge=not args.no_judge, plan=plan)
+    return opened, isolated(opened)
 
 
 def _plan(args: argparse.Namespace) -> Any:
@@ -94,8 +133,16 @@ def _plan(args: argparse.Namespace) -> Any:
 
 
 def _replay_scenario(
-    spec: Any, requested: str, scenario_id: str, timeout: float, *, judge: bool, plan: Any = None
+    spec: Any,
+    requested: str,
+    scenario_id: str,
+    timeout: float,
+    *,
+    judge: bool,
+    plan: Any = None,
+    isolation: Any = None,
 ) -> int:
+    """Replay one scenario; ``isolation`` (standalone.Isolation) says where the adapter runs (default: here)."""
     from ..checks.context import HarnessSettings, ScenarioSession
     from ..replay.cassette import CassetteError
     from ..replay.interactions import CassetteCache
@@ -103,8 +150,11 @@ def _replay_scenario(
     from ..replay.runner import RunOptions
     from ..scenarios import get_scenario
     from ..scenarios.recorded import RecordedScenario
+    from ..standalone import in_process_isolation
     from ..suite import bundled_cassettes, profile_for, recorded_for
 
+    if isolation is None:
+        isolation = in_process_isolation(spec, requested, "called with a spec object", explicit=True)
     profile = profile_for(spec)
     recorded = {s.id: s for s in recorded_for(spec, profile, None)}  # recorded/... ids: real traffic
     try:
@@ -125,7 +175,7 @@ def _replay_scenario(
         ServedRecording(scenario, profile, spec.model)
         if isinstance(scenario, RecordedScenario)
         else CassetteCache(spec.cassette_dir or bundled_cassettes()),
-        HarnessSettings(timeout=timeout),
+        HarnessSettings(timeout=timeout, executor=isolation.executor),
         scripted=profile.scripted(scenario),
         recorded_live=isinstance(scenario, RecordedScenario),  # its outcome is written, ids as sent
     )
@@ -144,7 +194,7 @@ def _replay_scenario(
         return _compare_with_default(session, run)
     if not judge:
         return 0
-    return _judge(spec, requested, scenario.id, timeout)
+    return _judge(spec, requested, scenario.id, timeout, isolation)
 
 
 def _compare_with_default(session: Any, run: Any) -> int:
@@ -240,7 +290,7 @@ def _print_result(run: Any) -> None:
         _say(f"\nresult: {_show(run.result)}")
 
 
-def _judge(spec: Any, requested: str, scenario_id: str, timeout: float) -> int:
+def _judge(spec: Any, requested: str, scenario_id: str, timeout: float, isolation: Any) -> int:
     import logging
 
     from ..standalone import run_suite
@@ -249,7 +299,9 @@ def _judge(spec: Any, requested: str, scenario_id: str, timeout: float) -> int:
     quiet = logging.NullHandler()
     logging.getLogger().addHandler(quiet)
     try:
-        report = run_suite(spec, scenarios=[scenario_id], timeout=timeout, requested=requested)
+        report = run_suite(
+            spec, scenarios=[scenario_id], timeout=timeout, requested=requested, isolation=isolation
+        )
     finally:
         logging.getLogger().removeHandler(quiet)
     rows = [r for r in report["results"] if r["outcome"] != "skipped"]
@@ -261,7 +313,7 @@ def _judge(spec: Any, requested: str, scenario_id: str, timeout: float) -> int:
     return 1 if any(r["outcome"] == "failed" for r in bad) else 0
 
 
-def _replay_cassette(spec: Any, path: Path, timeout: float) -> int:
+def _replay_cassette(spec: Any, path: Path, timeout: float, isolation: Any) -> int:
     from ..importing.replay import replay_interaction
     from ..replay.cassette import CassetteError, load_cassette
 
@@ -271,7 +323,13 @@ def _replay_cassette(spec: Any, path: Path, timeout: float) -> int:
         raise UsageFailure(str(exc)) from None
     problems = 0
     for index, interaction in enumerate(cassette.interactions):
-        replayed = replay_interaction(spec, interaction, f"{path.name}#{index}", timeout=timeout)
+        replayed = replay_interaction(
+            spec,
+            interaction,
+            f"{path.name}#{index}",
+            timeout=timeout,
+            **({"executor": isolation.executor} if isolation.executor else {}),
+        )
         print(f"interaction {index}: HTTP {interaction.status} from {path}")
         _say(replayed.trace)
         _say(f"outcome: {json.dumps(replayed.outcome, ensure_ascii=False, default=str)}")

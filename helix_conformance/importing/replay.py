@@ -8,6 +8,7 @@ answer or a demo endpoint's body does not depend on it, and matching stays about
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,7 +17,7 @@ from ..contract import AdapterSpec, UserMessage
 from ..profiles import get_profile
 from ..replay.cassette import Interaction
 from ..replay.interactions import ReplayInteraction
-from ..replay.runner import RunOptions, run_scenario
+from ..replay.runner import RunOptions, ScenarioRun, run_scenario
 from ..scenarios.model import Expected, Scenario
 
 _HOP = frozenset({"content-length", "transfer-encoding", "content-encoding", "connection"})
@@ -121,9 +122,15 @@ def _call_problems(actual: list[dict[str, Any]], expected: list[dict[str, Any]])
 
 
 def replay_interaction(
-    spec: AdapterSpec, recorded: Interaction, source: str, *, timeout: float = 10.0
+    spec: AdapterSpec,
+    recorded: Interaction,
+    source: str,
+    *,
+    timeout: float = 10.0,
+    executor: Callable[..., ScenarioRun] = run_scenario,
 ) -> Replayed:
-    """Serve ``recorded`` to a fresh adapter built from ``spec`` and capture its canonical outcome."""
+    """Serve ``recorded`` to a fresh adapter built from ``spec`` and capture its canonical outcome
+    (``executor``: where the adapter runs, e.g. its worker's ``run_scenario``)."""
     profile = get_profile(spec.wire_profile)
     headers = {k: v for k, v in recorded.headers.items() if k not in _HOP}
     served = ReplayInteraction(
@@ -144,7 +151,7 @@ def replay_interaction(
         expect=Expected("text"),
         config={"max_retries": 0},
     )
-    run = run_scenario(scenario, spec, profile, [served], RunOptions(timeout=timeout))
+    run = executor(scenario, spec, profile, [served], RunOptions(timeout=timeout))
     problems: list[str] = []
     if run.setup_error or run.raised is not None or run.timed_out:
         what = run.setup_error or (f"raised {run.raised!r}" if run.raised is not None else "timed out")

@@ -47,15 +47,29 @@ class Worker:
         sys.path[:] = [str(p) for p in message.get("sys_path", sys.path)]
         if message.get("cwd"):
             os.chdir(str(message["cwd"]))
-        from ..adapters import AdapterNotFound, resolve_adapter
+        from ..adapters import AdapterNotFound, ResolvedCommand, resolve_name
 
         try:
-            resolved = resolve_adapter(str(message["adapter"]))
+            resolved = resolve_name(str(message["adapter"]))
         except AdapterNotFound as exc:
             self.send(header("error", kind="adapter_not_found", message=str(exc)))
             return
         except BaseException as exc:  # the adapter's module raised something odd while loading
             self.send(header("error", kind="adapter_not_found", message=f"{type(exc).__name__}: {exc}"))
+            return
+        if isinstance(resolved, ResolvedCommand):  # an adapter of another language: the parent starts it
+            command = resolved.command
+            self.send(
+                header(
+                    "driver",
+                    argv=list(command.argv),
+                    adapter=command.adapter,
+                    cwd=command.cwd,
+                    not_applicable=[list(pair) for pair in command.not_applicable],
+                    target=resolved.target,
+                    origin=resolved.origin,
+                )
+            )
             return
         spec = self.spec = resolved.spec
         self.send(

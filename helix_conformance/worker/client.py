@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..adapters import AdapterNotFound, ResolvedAdapter
+from ..adapters import AdapterNotFound, DriverCommand, ResolvedAdapter, ResolvedCommand
 from ..contract import AdapterContext, AdapterSpec, LLMAdapter
 from ..profiles.base import WireProfile
 from ..replay.interactions import ReplayInteraction
@@ -46,6 +46,32 @@ class AdapterProcessGarbled(Exception):
 
 class WorkerStartError(Exception):
     """The worker could not be started or could not resolve the adapter; the message says why."""
+
+
+class DriverRedirect(Exception):
+    """The name resolved, in the worker, to a ``DriverCommand``: the adapter runs in that driver instead."""
+
+    def __init__(self, resolved: ResolvedCommand) -> None:
+        super().__init__(f"{resolved.requested} names a driver command")
+        self.resolved = resolved
+
+
+def _redirect(adapter: str, answer: dict[str, Any]) -> DriverRedirect:
+    """The worker's ``driver`` answer as a DriverRedirect; a malformed one is a start error."""
+    try:
+        pairs = tuple((str(c), str(why)) for c, why in answer.get("not_applicable") or ())
+        command = DriverCommand(
+            tuple(answer["argv"]),
+            str(answer.get("adapter") or ""),
+            str(answer["cwd"]) if answer.get("cwd") else None,
+            pairs,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise WorkerStartError(
+            f"--adapter={adapter}: the worker's driver command is malformed: {exc}"
+        ) from None
+    target = str(answer.get("target") or adapter)
+    return DriverRedirect(ResolvedCommand(command, adapter, target, str(answer.get("origin") or "")))
 
 
 def _runs_in_the_worker(context: AdapterContext) -> LLMAdapter:
@@ -113,6 +139,9 @@ class AdapterWorker:
         if answer.get("type") == "error":
             self._kill()
             raise AdapterNotFound(str(answer.get("message")))
+        if answer.get("type") == "driver":
+            self.close()
+            raise _redirect(self.adapter, answer)
         if answer.get("type") != "ready" or not isinstance(answer.get("spec"), dict):
             self._kill()
             raise WorkerStartError(f"--adapter={self.adapter}: the worker answered {answer.get('type')!r}")
@@ -291,15 +320,10 @@ def _stop(process: _Process) -> int | None:
     return code
 
 
-def start_for_session(config: Any, adapter: str) -> tuple[AdapterWorker, ResolvedAdapter]:
-    """The session's worker and the adapter it resolved; stopped when pytest unconfigures. The xdist
-    controller only needs the spec: its worker stops at once (the xdist workers start their own)."""
-    worker = AdapterWorker(adapter)
-    config.add_cleanup(worker.close)
-    try:
-        resolved = worker.resolve()
-    except WorkerStartError as exc:
-        raise AdapterNotFound(str(exc)) from None
-    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
-        worker.close()
-    return worker, resolved
+def start_for_session(config: Any, adapter: str) -> tuple[Any, ResolvedAdapter]:
+    """The session's worker (or driver, for a name that resolves to a driver command) and the adapter it
+    resolved; stopped when pytest unconfigures. The xdist controller only needs the spec: its worker stops
+    at once (the xdist workers start their own)."""
+    from .launch import start_for_session as start
+
+    return start(config, adapter)

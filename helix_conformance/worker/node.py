@@ -11,13 +11,10 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..adapters import AdapterNotFound, ResolvedAdapter
-from .client import WorkerStartError
-from .driver import DriverWorker
 
 PREFIX = "node:"
 MIN_NODE = (20, 6)
@@ -106,16 +103,13 @@ def _resolvable(package: Path, dependency: str) -> bool:
     return any((folder / "node_modules" / dependency).is_dir() for folder in (package, *package.parents))
 
 
-def start_for_session(config: Any, requested: str) -> tuple[DriverWorker, ResolvedAdapter]:
+def node_command(cwd: Path) -> list[str]:
+    """How the driver is started: Node and the driver's entry point (usage errors when either is missing)."""
+    return [node_binary(), str(driver_script(cwd))]
+
+
+def start_for_session(config: Any, requested: str) -> tuple[Any, ResolvedAdapter]:
     """The session's driver and the adapter it loaded; stopped when pytest unconfigures."""
-    cwd = Path(os.getcwd())
-    command = [node_binary(), str(driver_script(cwd))]
-    worker = DriverWorker(requested, requested[len(PREFIX) :], command, cwd=str(cwd))
-    config.add_cleanup(worker.close)
-    try:
-        resolved = replace(worker.resolve(), not_applicable=tuple(NOT_APPLICABLE.items()))
-    except WorkerStartError as exc:
-        raise AdapterNotFound(str(exc)) from None
-    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
-        worker.close()
-    return worker, resolved
+    from .launch import start_for_session as start
+
+    return start(config, requested)

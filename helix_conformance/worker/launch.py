@@ -1,0 +1,125 @@
+"""Start the process an adapter name runs in: the Python worker (protocol 1), or a driver (protocol 2) for
+``node:PATH``, ``cmd:COMMAND`` or a name that resolves to a ``DriverCommand``. One place for pytest
+(``start_for_session``), ``run_conformance`` (``shared``) and ``helix-conformance replay`` (``open_adapter``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from ..adapters import CMD_PREFIX, AdapterNotFound, DriverCommand, ResolvedAdapter, parse_command
+from .client import AdapterWorker, DriverRedirect, WorkerStartError
+from .driver import DriverWorker
+from .node import NOT_APPLICABLE as NODE_NOT_APPLICABLE
+from .node import PREFIX as NODE_PREFIX
+from .node import node_command
+
+DRIVER_NOT_APPLICABLE: dict[str, str] = {
+    "NT-03": "not applicable to an adapter run by a driver: NT-03 cancels the asyncio task running "
+    "generate_step; a foreign adapter is cancelled through its abort signal, which AB-01..03 judge",
+    "HARN-04": "not applicable to an adapter run by a driver: HARN-04 counts asyncio tasks left pending in "
+    "the adapter's Python process, which a driver does not have",
+}
+"""Clauses planned as skipped, with why, for any adapter a driver runs (``node:`` has its own wording)."""
+POOL_SIZE = 4
+"""Workers ``shared`` keeps alive between ``run_conformance`` calls (least recently used closed first)."""
+
+
+@dataclass
+class Opened:
+    """An adapter's process, started, with the adapter as it resolved there."""
+
+    worker: AdapterWorker | DriverWorker
+    resolved: ResolvedAdapter
+    mode: Literal["worker", "driver"]
+
+    def describe(self) -> str:
+        """``a worker process (python 3.11.7, pid 123)``: the mode, for headers and notes."""
+        ready = self.worker.ready or {}
+        if self.mode == "worker":
+            return f"a worker process of its own (python {ready.get('python')}, pid {ready.get('pid')})"
+        runtime = ready.get("runtime") or "driver"
+        return f"a driver process of its own ({runtime}, pid {ready.get('pid')})"
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+def open_adapter(requested: str, *, cwd: str | None = None) -> Opened:
+    """Start the adapter's process and resolve the adapter in it; AdapterNotFound (a one-line usage error)
+    when it cannot be found or started. The caller closes it."""
+    where = cwd or os.getcwd()
+    if requested.startswith(NODE_PREFIX):
+        command = node_command(Path(where))
+        worker = DriverWorker(requested, requested[len(NODE_PREFIX) :], command, cwd=where)
+        return _driver(worker, NODE_NOT_APPLICABLE)
+    if requested.startswith(CMD_PREFIX):
+        return _command(requested, parse_command(requested), where)
+    python = AdapterWorker(requested, cwd=where)
+    try:
+        return Opened(python, python.resolve(), "worker")
+    except DriverRedirect as redirect:
+        return _command(requested, redirect.resolved.command, where)
+    except WorkerStartError as exc:
+        raise AdapterNotFound(str(exc)) from None
+
+
+def _command(requested: str, command: DriverCommand, cwd: str) -> Opened:
+    worker = DriverWorker(requested, command.adapter, list(command.argv), cwd=command.cwd or cwd)
+    return _driver(worker, {**DRIVER_NOT_APPLICABLE, **dict(command.not_applicable)})
+
+
+def _driver(worker: DriverWorker, not_applicable: dict[str, str]) -> Opened:
+    try:
+        resolved = worker.resolve()
+    except WorkerStartError as exc:
+        worker.close()
+        raise AdapterNotFound(str(exc)) from None
+    except AdapterNotFound:
+        worker.close()
+        raise
+    return Opened(worker, replace(resolved, not_applicable=tuple(not_applicable.items())), "driver")
+
+
+def start_for_session(config: Any, requested: str) -> tuple[AdapterWorker | DriverWorker, ResolvedAdapter]:
+    """pytest's worker or driver for the session, stopped when pytest unconfigures. The xdist controller only
+    needs the spec: its process stops at once (the xdist workers start their own)."""
+    opened = open_adapter(requested)
+    config.add_cleanup(opened.close)
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        opened.close()
+    return opened.worker, opened.resolved
+
+
+_POOL: OrderedDict[tuple[str, str, tuple[str, ...]], Opened] = OrderedDict()
+
+
+def shared(requested: str) -> Opened:
+    """A started worker for ``requested`` in this directory and import path, kept for the next call (a
+    worker costs about a second to start; tests call ``run_conformance`` hundreds of times). A worker that
+    died or hung between calls is replaced by its own ``run_scenario``."""
+    key = (requested, os.getcwd(), tuple(sys.path))
+    opened = _POOL.pop(key, None)
+    if opened is None:
+        opened = open_adapter(requested)
+    _POOL[key] = opened
+    while len(_POOL) > POOL_SIZE:
+        _, oldest = _POOL.popitem(last=False)
+        oldest.close()
+    return opened
+
+
+def close_shared() -> None:
+    """Stop every pooled worker (at interpreter exit; tests may call it)."""
+    while _POOL:
+        _, opened = _POOL.popitem()
+        opened.close()
+
+
+atexit.register(close_shared)
