@@ -337,3 +337,45 @@ def test_openai_sdk_example_classifies_the_transport_errors_openai_2_lets_throug
     assert (timeout.code, timeout.retryable) == ("provider_timeout", True)
     broken = from_sdk(ValueError("Expecting value: line 1 column 1"), "sk-test")  # invalid JSON: not retried
     assert (broken.code, broken.retryable) == ("provider_error", False)
+
+
+class JsonToolResultsAsObjects(HookedGeminiAdapter):
+    """What langchain-google-genai does (chat_models.py:1086): a tool result that parses as a JSON object is sent
+    as that object, not wrapped as a string."""
+
+    def build_body(self, input: LLMGenerateInput) -> dict[str, Any]:
+        body = super().build_body(input)
+        for turn in body["contents"]:
+            for part in turn["parts"]:
+                response = part.get("functionResponse", {}).get("response")
+                if isinstance(response, dict) and len(response) == 1:
+                    (text,) = response.values()
+                    with contextlib.suppress(ValueError, TypeError):
+                        value = json.loads(text)
+                        if isinstance(value, dict):
+                            part["functionResponse"]["response"] = value
+        return body
+
+
+def test_gemini_tool_results_that_are_json_objects_may_be_sent_as_objects() -> None:
+    gemini = get_profile("gemini")
+    parsed = {"name": "f", "response": {"temp": 18, "unit": "C"}}
+    wrapped = {"name": "f", "response": {"result": '{"unit": "C",\n "temp": 18}\n'}}
+    for response in (parsed, wrapped):
+        body = {"contents": [{"role": "user", "parts": [{"functionResponse": response}]}]}
+        (message,) = gemini.decode_request(json.dumps(body).encode()).messages
+        expected = gemini.expected_history(
+            [ToolMessage(tool_call_id="c", tool_name="f", content=wrapped["response"]["result"])]
+        )
+        assert message.content == expected[0].content  # before: '{"temp": 18, "unit": "C"}' vs the text
+    spec = dataclasses.replace(
+        gemini_spec,
+        name="json-tool-results-as-objects",
+        factory=lambda ctx: JsonToolResultsAsObjects(api_key=ctx.api_key, base_url=ctx.base_url),
+    )
+    rows = _rows(spec, ["MSG-04"], ["random_histories"])
+    assert rows["MSG-04", "random_histories"]["outcome"] == "passed", rows["MSG-04", "random_histories"][
+        "message"
+    ]
+    caught = _rows(_broken("gemini_string_function_response"), ["MSG-04"], ["tool_result_roundtrip"])
+    assert caught["MSG-04", "tool_result_roundtrip"]["outcome"] == "failed"

@@ -137,12 +137,24 @@ def _text(part: dict[str, Any], where: str, d: _Decoding) -> str:
 
 
 def _response_text(response: Any) -> str:
-    """A functionResponse's ``response`` object as the canonical tool-result text."""
+    """A functionResponse's ``response`` object as the canonical tool-result text (``tool_result_text``)."""
     if isinstance(response, dict) and len(response) == 1:
         (value,) = response.values()
         if isinstance(value, str):
-            return value
+            return tool_result_text(value)
     return json.dumps(response, ensure_ascii=False, sort_keys=True)
+
+
+def tool_result_text(text: str) -> str:
+    """A tool result as compared on Gemini: a JSON object's text by its value. ``functionResponse.response`` is
+    "The function response in JSON object format" (API reference, FunctionResponse), so an adapter may send a
+    result that is a JSON object as that object (langchain-google-genai parses it: ``chat_models.py:1086``)
+    rather than wrapped as a string; either way the model gets the same data. Any other text stays exact."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return json.dumps(value, ensure_ascii=False, sort_keys=True) if isinstance(value, dict) else text
 
 
 def _decode_model(parts: list[dict[str, Any]], where: str, d: _Decoding) -> AssistantMessage:
@@ -247,11 +259,12 @@ class GeminiProfile(WireProfile):
         return ":streamGenerateContent"
 
     def expected_history(self, messages: Sequence[Message]) -> list[Message]:
-        """No empty turns, and tool-call ids are Gemini's to give: canonical ids are not sent back."""
+        """No empty turns, and tool-call ids are Gemini's to give: canonical ids are not sent back; a tool
+        result that is a JSON object compares by its value (``tool_result_text``)."""
         kept: list[Message] = []
         for m in messages:
             if isinstance(m, ToolMessage):
-                kept.append(m.model_copy(update={"tool_call_id": ""}))
+                kept.append(m.model_copy(update={"tool_call_id": "", "content": tool_result_text(m.content)}))
             elif isinstance(m, AssistantMessage) and (m.content or m.tool_calls or m.thinking):
                 calls = [c.model_copy(update={"id": ""}) for c in m.tool_calls or []]
                 kept.append(m.model_copy(update={"tool_calls": calls or None}))
