@@ -82,7 +82,9 @@ def test_replay_prints_the_trace_the_result_and_the_clauses(capsys: pytest.Captu
     code, out, _ = _run(capsys, "replay", "--adapter", "openai", "text_basic")
     assert code == 0
     mode, scenario = out.splitlines()[:2]
-    assert mode.startswith("adapter openai: isolated: the adapter runs in a worker process of its own (python ")
+    assert mode.startswith(
+        "adapter openai: isolated: the adapter runs in a worker process of its own (python "
+    )
     assert scenario.startswith("scenario text_basic [openai-chat] through adapter 'openai'")
     assert "request          POST /v1/chat/completions" in out
     assert "callback         on_text_delta(" in out
