@@ -5,6 +5,8 @@ driver command (``cmd:``, ``DriverCommand``) runs an adapter of any language thr
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import os
 import shlex
 import sys
 import textwrap
@@ -155,6 +157,26 @@ def test_a_module_spec_changed_at_run_time_falls_back_and_says_why(
     report = run_conformance(exits.spec, scenarios=["text_basic"], clauses=["RES-01"])
     assert report["isolation"]["mode"] == "in-process"
     assert "exits_adapter:spec differs in a fresh import (model: 'patched-model' here" in report["notes"][0]
+
+
+def test_a_pooled_worker_is_not_reused_once_the_adapter_module_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = tmp_path / "edited_adapter.py"
+    module.write_text(EXITS.replace("os._exit(0)", "return await super().generate_step(input)"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import edited_adapter
+
+    before = run_conformance(edited_adapter.spec, scenarios=["text_basic"], clauses=["NT-01"])
+    assert (before["passed"], before["isolation"]["mode"]) == (True, "worker")
+    module.write_text(EXITS)  # the author edits the adapter and reloads it, as in a notebook
+    stat = module.stat()
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    edited = importlib.reload(edited_adapter)
+    after = run_conformance(edited.spec, scenarios=["text_basic"], clauses=["NT-01"])
+    assert after["isolation"]["mode"] == "worker"
+    assert after["passed"] is False, "a worker with the old code was reused"
+    sys.modules.pop("edited_adapter", None)
 
 
 @pytest.mark.parametrize(

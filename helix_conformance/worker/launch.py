@@ -97,14 +97,15 @@ def start_for_session(config: Any, requested: str) -> tuple[AdapterWorker | Driv
     return opened.worker, opened.resolved
 
 
-_POOL: OrderedDict[tuple[str, str, tuple[str, ...]], Opened] = OrderedDict()
+_POOL: OrderedDict[tuple[Any, ...], Opened] = OrderedDict()
 
 
 def shared(requested: str) -> Opened:
     """A started worker for ``requested`` in this directory and import path, kept for the next call (a
-    worker costs about a second to start; tests call ``run_conformance`` hundreds of times). A worker that
-    died or hung between calls is replaced by its own ``run_scenario``."""
-    key = (requested, os.getcwd(), tuple(sys.path))
+    worker costs about a second to start; tests call ``run_conformance`` many times). A worker that died or
+    hung between calls is replaced by its own ``run_scenario``; one whose adapter module changed on disk since
+    (an edit, then ``importlib.reload``) is not reused. ``close_shared`` stops them all."""
+    key = (requested, os.getcwd(), tuple(sys.path), _module_stamp(requested))
     opened = _POOL.pop(key, None)
     if opened is None:
         opened = open_adapter(requested)
@@ -113,6 +114,22 @@ def shared(requested: str) -> Opened:
         _, oldest = _POOL.popitem(last=False)
         oldest.close()
     return opened
+
+
+def _module_stamp(requested: str) -> tuple[str, int] | None:
+    """The adapter module's file and modification time, when this process has imported it (a spec passed to
+    ``run_conformance`` was): a changed file makes a new worker."""
+    from ..adapters import available
+
+    target = available().get(requested, requested)
+    module = sys.modules.get(target.partition(":")[0])
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str):
+        return None
+    try:
+        return path, os.stat(path).st_mtime_ns
+    except OSError:
+        return None
 
 
 def close_shared() -> None:
