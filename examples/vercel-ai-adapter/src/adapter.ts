@@ -88,6 +88,7 @@ export class VercelAIAdapter implements LLMAdapter {
     let signature: string | undefined;
     const redacted: string[] = [];
     const openThinking = new Set<string>();
+    const visibleThinking = new Set<string>();
     const calls: Array<Extract<Part, { type: 'tool-call' }>> = [];
     let raw: string | undefined;
     let finishReason: Extract<Part, { type: 'finish-step' }>['finishReason'] | undefined;
@@ -111,21 +112,27 @@ export class VercelAIAdapter implements LLMAdapter {
           if (typeof data === 'string') redacted.push(data);
           break;
         }
-        case 'reasoning-delta':
+        case 'reasoning-delta': {
           sawThinking = true;
-          signature = googleSignature(part) ?? signature;
+          const proof = anthropicMeta(part)?.signature ?? googleSignature(part); // Anthropic: signature_delta
+          if (typeof proof === 'string' && proof) signature = proof;
           if (part.text) {
             thinkingText += part.text;
+            visibleThinking.add(part.id);
             await emit.thinking(part.text, false); // STR-03
           }
           break;
+        }
         case 'reasoning-end': {
           const proof = anthropicMeta(part)?.signature ?? googleSignature(part);
           if (typeof proof === 'string' && proof) signature = proof;
-          if (openThinking.delete(part.id)) await emit.thinking('', true); // one completion per block
+          // STR-03: one completion per block that streamed thinking (a redacted block streams none)
+          if (openThinking.delete(part.id) && visibleThinking.has(part.id)) await emit.thinking('', true);
           break;
         }
         case 'tool-call':
+          // Anthropic server tools (web search, code execution, MCP) ran at the provider: no call for the client
+          if (part.providerExecuted) break;
           calls.push(part);
           signature = googleSignature(part) ?? signature;
           break;
@@ -141,6 +148,10 @@ export class VercelAIAdapter implements LLMAdapter {
         case 'error':
           throw part.error;
         case 'raw': {
+          // ERR-03: OpenRouter's error chunk after the finish also carries `choices`, so the SDK's chunk schema
+          // takes it for a normal chunk and strips `error` (KNOWN_BUGS VERCEL-OPENAI-ERROR-CHUNK).
+          const rawError = (part.rawValue as { error?: unknown } | null)?.error;
+          if (rawError && typeof rawError === 'object') throw part.rawValue;
           const refusal = openaiRefusal(part.rawValue);
           if (refusal) {
             // STOP-01 (SHOULD): an OpenAI refusal is the model's answer text, and the step stops as refused
@@ -157,10 +168,15 @@ export class VercelAIAdapter implements LLMAdapter {
       }
     }
     if (abortSignal?.aborted) return this.errorResult(abortSignal.reason, abortSignal);
-    if (!finished) throw new HelixError(`${provider}: the stream ended without a finish`, { code: 'provider_error', retryable: true });
+    if (!finished || (raw === undefined && provider !== 'openai')) {
+      // ERR-04: Anthropic always ends with a stop_reason (message_delta) and Gemini with a candidate's
+      // finishReason (or a prompt blockReason); without one the stream was cut, though the SDK reports a finish
+      // ('other'). OpenAI Chat cannot be told apart: its terminator, `data: [DONE]`, never reaches us (KNOWN_BUGS).
+      throw new HelixError(`${provider}: the stream ended before the provider's finish reason`, { code: 'provider_error', retryable: true });
+    }
     for (const id of openThinking) {
       openThinking.delete(id);
-      await emit.thinking('', true);
+      if (visibleThinking.has(id)) await emit.thinking('', true);
     }
 
     const thinking: ThinkingContent | undefined = sawThinking || signature

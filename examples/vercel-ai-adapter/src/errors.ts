@@ -51,6 +51,11 @@ function classify(error: unknown, provider: Provider): { code: string; retryable
   if (causes(error).some((e) => e instanceof IdleTimeoutError)) {
     return { code: 'provider_timeout', retryable: true, message: describe(error) };
   }
+  if (APICallError.isInstance(error) && isEventStream(error.responseHeaders) && error.data && typeof error.data === 'object') {
+    // ERR-03: an error event inside a 200 stream, to which @ai-sdk/openai gives an invented HTTP status
+    // (src/openai-stream-error.ts:117, getStatusCode): classified by its type, as the contract says.
+    return streamError(error.data as Record<string, unknown>, provider);
+  }
   if (APICallError.isInstance(error) && error.statusCode !== undefined && error.statusCode >= 400) {
     const [code, statusRetryable] = classifyStatus(error.statusCode);
     // ERR-08: OpenAI's 429 insufficient_quota is an exhausted quota, not a rate: retrying cannot help.
@@ -72,11 +77,21 @@ function streamError(payload: Record<string, unknown>, provider: Provider) {
   const inner = (payload.error && typeof payload.error === 'object' ? payload.error : payload) as Record<string, unknown>;
   const kind = [inner.type, inner.code, inner.status].filter((v) => v != null).join(' ').toLowerCase();
   const message = `stream error: ${String(inner.message ?? JSON.stringify(payload))}`;
+  const numeric = typeof inner.code === 'number' ? inner.code : /^\d{3}$/.test(String(inner.code)) ? Number(inner.code) : NaN;
+  if (inner.type == null && numeric >= 400 && numeric < 600) {
+    // OpenRouter: no type, and `code` is the HTTP status the error stands for (ERR-03 → ERR-01's table)
+    const [code, retryable] = classifyStatus(numeric);
+    return { code, retryable, message };
+  }
   if (kind.includes('rate_limit') || kind.includes('resource_exhausted')) return { code: 'provider_rate_limited', retryable: true, message };
   if (kind.includes('overloaded') || (provider === 'google' && kind === 'unavailable')) {
     return { code: 'provider_overloaded', retryable: true, message };
   }
   return { code: 'provider_error', retryable: true, message };
+}
+
+function isEventStream(headers: Record<string, string> | undefined): boolean {
+  return Object.entries(headers ?? {}).some(([k, v]) => k.toLowerCase() === 'content-type' && v.includes('text/event-stream'));
 }
 
 function causes(error: unknown): unknown[] {

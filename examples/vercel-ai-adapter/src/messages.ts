@@ -15,7 +15,17 @@ const EPHEMERAL: ProviderOptions = { anthropic: { cacheControl: { type: 'ephemer
  */
 export function toModelMessages(messages: Message[], provider: Provider, config: LLMConfig): ModelMessage[] {
   const cache = provider === 'anthropic' && config.caching === 'auto';
-  const out: ModelMessage[] = messages.map((message) => convert(message, provider));
+  const out: ModelMessage[] = [];
+  for (const message of messages) {
+    const converted = convert(message, provider);
+    const previous = out.at(-1);
+    if (provider !== 'openai' && isEmptyAssistant(converted)) continue; // MSG-06: Anthropic, Gemini reject it
+    if (provider === 'google' && converted.role === 'user' && previous?.role === 'user') {
+      out[out.length - 1] = { role: 'user', content: [...userParts(previous), ...userParts(converted)] }; // MSG-05
+      continue;
+    }
+    out.push(converted);
+  }
   if (cache) {
     const lastSystem = out.map((m) => m.role).lastIndexOf('system');
     if (lastSystem >= 0) out[lastSystem] = { ...out[lastSystem], providerOptions: EPHEMERAL } as ModelMessage;
@@ -23,6 +33,16 @@ export function toModelMessages(messages: Message[], provider: Provider, config:
     if (last >= 0 && out[last].role !== 'system') out[last] = { ...out[last], providerOptions: EPHEMERAL } as ModelMessage;
   }
   return out;
+}
+
+function isEmptyAssistant(message: ModelMessage): boolean {
+  return message.role === 'assistant' && (message.content === '' || (Array.isArray(message.content) && message.content.length === 0));
+}
+
+type UserMessage = Extract<ModelMessage, { role: 'user' }>;
+
+function userParts(message: UserMessage): Exclude<UserMessage['content'], string> {
+  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
 }
 
 function convert(message: Message, provider: Provider): ModelMessage {

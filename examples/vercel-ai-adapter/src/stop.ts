@@ -48,6 +48,8 @@ const NORMALISED: Partial<Record<FinishReason, StopReason>> = {
  * contract's table is per wire value (Anthropic `refusal`, `stop_sequence` have no Vercel equivalent).
  */
 export function stopReason(provider: Provider, raw: string | undefined, normalised: FinishReason | undefined): StopReason {
+  // Gemini: a prompt blocked before any candidate (promptFeedback.blockReason, any value) is a filter too.
+  if (provider === 'google' && normalised === 'content-filter') return 'content_filter';
   if (raw !== undefined) return RAW[provider][raw] ?? 'unknown';
   return (normalised && NORMALISED[normalised]) ?? 'unknown';
 }
