@@ -9,13 +9,26 @@ STOP-01. The evidence for each is in docs/contract.md under the clause that judg
 
 from __future__ import annotations
 
-from ..contract import AssistantMessage, ToolCallInfo, ToolMessage, UserMessage
+from ..contract import AssistantMessage, Tool, ToolCallInfo, ToolMessage, UserMessage
 from .fixtures import GET_WEATHER, call
 from .model import Exchange, Expected, Finish, Scenario, Stream, StreamError, Text, ToolCall
 
 ANTHROPIC = frozenset({"anthropic-messages"})
 GEMINI = frozenset({"gemini"})
 PARIS, LONDON = {"city": "Paris"}, {"city": "London"}
+FORECAST = Tool(
+    name="get_forecast",
+    description="Get the weather forecast for a city.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "radius_km": {"type": "number"},
+            "metric": {"type": "boolean"},
+        },
+        "required": ["city"],
+    },
+)
 
 
 def _stream(*parts: Text | ToolCall, finish: Finish, quirk: str) -> tuple[Exchange]:
@@ -101,6 +114,25 @@ SCENARIOS: tuple[Scenario, ...] = (
             tool_calls=(call("", "get_weather", PARIS), call("", "get_weather", LONDON)),
         ),
         requires=frozenset({"parallel_tool_calls"}),
+        tags=frozenset({"wire_quirk"}),
+        profiles=GEMINI,
+    ),
+    Scenario(
+        id="tool_call_streamed_typed_arguments",
+        description="Streamed `partialArgs` whose values are not all strings: `numberValue` and `boolValue` "
+        "pieces (Vertex's PartialArg) keep their JSON types (RES-04).",
+        messages=(UserMessage(content="Forecast for Paris within 2.5 km, metric."),),
+        tools=(FORECAST,),
+        exchanges=_stream(
+            ToolCall(None, "get_forecast", ('{"city": "Paris", "radius_km": 2.5, "metric": true}',)),
+            finish=Finish("tool_use"),
+            quirk="partial_args",
+        ),
+        expect=Expected(
+            "tool_calls",
+            "tool_use",
+            tool_calls=(call("", "get_forecast", {"city": "Paris", "radius_km": 2.5, "metric": True}),),
+        ),
         tags=frozenset({"wire_quirk"}),
         profiles=GEMINI,
     ),

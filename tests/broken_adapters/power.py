@@ -5,7 +5,8 @@ adapter puts it in the URL (Gemini's ``?key=``) and the HTTP client's error carr
 copies the request headers into the message. A tool call's name that is not the provider's (RES-06, which
 now judges a single call's name too): names concatenated across deltas, one name for every call. Schema
 keywords a translator to Gemini's subset loses (TOOL-02): the translator's code no scenario ran. Reasoning
-with nothing visible after it: all of it redacted (MSG-08), or cut by the token limit (STR-03).
+with nothing visible after it: all of it redacted (MSG-08), or cut by the token limit (STR-03). Streamed
+arguments that are numbers or booleans (RES-04).
 """
 
 from __future__ import annotations
@@ -194,6 +195,22 @@ class ThinkingLeftOpenGemini(HookedGeminiAdapter):
     stream_class = _ThinkingEndedByTextStream
 
 
+# --- RES-04: streamed arguments that are not strings ---------------------------------------------------------
+
+
+class _StringPartialArgsStream(HookedGeminiStream):
+    def _function_call(self, call: dict[str, Any]) -> None:
+        pieces = call.get("partialArgs")
+        if not call.get("name") and isinstance(pieces, list):
+            # Bug: "partial arguments are string fragments": numberValue and boolValue pieces are dropped.
+            call = {**call, "partialArgs": [p for p in pieces if isinstance(p, dict) and "stringValue" in p]}
+        super()._function_call(call)
+
+
+class StringPartialArgsGemini(HookedGeminiAdapter):
+    stream_class = _StringPartialArgsStream
+
+
 # --- RES-06: a call's name ---------------------------------------------------------------------------------
 
 
@@ -290,6 +307,14 @@ ADAPTERS: list[BrokenAdapter] = [
         ("thinking_cut_by_max_tokens",),
         "Completes a thought block (on_thinking(_, True)) only when text follows: thinking cut by the token "
         "limit is never completed.",
+    ),
+    broken_gemini(
+        "gemini_string_partial_args_only",
+        StringPartialArgsGemini,
+        "RES-04",
+        ("tool_call_streamed_typed_arguments",),
+        "Assembles Vertex's streamed `partialArgs` from their `stringValue` pieces only: numbers and booleans "
+        "are lost.",
     ),
     broken(
         "concatenated_tool_name",
