@@ -53,7 +53,12 @@ def test_the_sdk_reads_each_finished_stream_to_the_expected_outcome(scenario: An
                 elif call:  # Vertex's streamed arguments (partial_args): pieces of the latest call
                     for piece in call.partial_args or []:
                         key = piece.json_path.removeprefix("$.")
-                        calls[-1][2][key] = calls[-1][2].get(key, "") + (piece.string_value or "")
+                        if piece.number_value is not None or piece.bool_value is not None:
+                            calls[-1][2][key] = (
+                                piece.bool_value if piece.bool_value is not None else piece.number_value
+                            )
+                        else:
+                            calls[-1][2][key] = calls[-1][2].get(key, "") + (piece.string_value or "")
                 elif part.text is not None:
                     (thoughts if part.thought else texts).append(part.text)
     expect = scenario.expect
