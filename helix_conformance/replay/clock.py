@@ -129,12 +129,22 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
     def sleep_in_a_thread(self, seconds: float) -> bool:
         """``time.sleep`` in another thread (a sync client's retry in ``asyncio.to_thread``): skipped when
-        every other thread, the loop's included, only waits; the loop is woken to see its timers anew."""
+        every other thread, the loop's included, only waits, and no timer of the loop is due before the sleep
+        would end (a background thread's long sleep must not move the loop past its own timers); the loop is
+        woken to see its timers anew."""
         if self.is_closed() or not self.is_running() or not self.may_skip(besides=threading.get_ident()):
             return False
-        self.advance(max(0.0, seconds))
+        seconds = max(0.0, seconds)
+        if self.time() + seconds > self._next_timer():
+            return False
+        self.advance(seconds)
         self.call_soon_threadsafe(_nothing)
         return True
+
+    def _next_timer(self) -> float:
+        """When the loop's next live timer is due (infinity with none); read while the loop waits in select."""
+        scheduled = list(getattr(self, "_scheduled", ()))
+        return min((h.when() for h in scheduled if not h.cancelled()), default=float("inf"))
 
 
 _active: dict[int, VirtualTimeLoop] = {}
