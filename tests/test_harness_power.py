@@ -336,11 +336,13 @@ def test_rejudge_takes_the_survivors_of_a_previous_run(tmp_path: Path) -> None:
         wanted = previous_survivors(previous)
         assert set(wanted) == {f"sample.py:{m.line} {m.mutation}" for m in (kept, gone, unjudged)}
     result = PoolResult("p", ("openai",), 3, [Outcome(kept, KILLED, "openai", "p::a::RES-06", 1, 1.0)], 1.0)
-    existing = {f"sample.py:{kept.line} {kept.mutation}"}
-    text = "\n".join(rejudged_lines([result], wanted, existing, previous))
+    existing = {f"sample.py:{m.line} {m.mutation}" for m in (kept, unjudged)}
+    triage = equivalents.Triage({unjudged.key: Equivalent("sample.py", unjudged.line, "m", "s", "w")}, [])
+    text = "\n".join(rejudged_lines([result], wanted, existing, previous, triage))
+    assert f"unjudged -> equivalent  sample.py:{unjudged.line}" in text
     assert f"survived -> killed      sample.py:{kept.line} {kept.mutation}: p::a::RES-06" in text
     assert "not covered -> gone" in text
-    assert "gone 2, killed 1" in text
+    assert "equivalent 1, gone 1, killed 1" in text
 
 
 def test_rejudge_of_a_run_without_survivors_is_a_one_line_error(tmp_path: Path) -> None:

@@ -127,12 +127,13 @@ def _run(args: argparse.Namespace) -> int:
         check_canary(runs[adapter], package.modules[adapter], args.timeout)
     all_mutants: list[Mutant] = []
     results: list[PoolResult] = []
+    triaged = {entry.key for entry in entries} if again is not None else set()  # equivalent: not judged again
     for pool in chosen:
         files = [f for f in pool.files if not args.file or any(part in f for part in args.file)]
         mutants = [m for f in files for m in mutants_of((ROOT / f).read_text(encoding="utf-8"), f)]
         all_mutants.extend(mutants)
         picked = (
-            [m for m in mutants if _key(m.key) in again]
+            [m for m in mutants if _key(m.key) in again and m.key not in triaged]
             if again is not None
             else sample(mutants, args.sample, args.seed)
         )
@@ -144,7 +145,7 @@ def _run(args: argparse.Namespace) -> int:
     triage = equivalents.match(entries, all_mutants, files_in_scope)
     _print(*mutation_lines(results, triage))
     if again is not None:
-        _print(*rejudged_lines(results, again, {_key(m.key) for m in all_mutants}, args.rejudge))
+        _print(*rejudged_lines(results, again, {_key(m.key) for m in all_mutants}, args.rejudge, triage))
     if args.verbose:
         _print(*killed_lines(results))
     if args.json:

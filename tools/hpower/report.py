@@ -176,9 +176,14 @@ def killed_lines(results: Sequence[PoolResult]) -> list[str]:
 
 
 def rejudged_lines(
-    results: Sequence[PoolResult], before: dict[str, str], existing: set[str], source: Path
+    results: Sequence[PoolResult],
+    before: dict[str, str],
+    existing: set[str],
+    source: Path,
+    triage: Triage | None = None,
 ) -> list[str]:
-    """``--rejudge``: what became of each survivor of the earlier run (killed now, still surviving, gone)."""
+    """``--rejudge``: what became of each survivor of the earlier run (killed now, still surviving, gone,
+    or triaged as equivalent and so not judged again)."""
     out = [f"== the survivors of {source}, judged again =="]
     now = {
         f"{o.mutant.file}:{o.mutant.line} {o.mutant.mutation}": o
@@ -188,10 +193,24 @@ def rejudged_lines(
     counts: dict[str, int] = {}
     for key, then in before.items():
         outcome = now.get(key)
-        status = outcome.status if outcome else ("gone" if key not in existing else "not judged")
+        equivalent = triage is not None and any(
+            f"{f}:{line} {mutation}" == key for f, line, mutation in triage.matched
+        )
+        status = (
+            outcome.status
+            if outcome
+            else "gone"
+            if key not in existing
+            else "equivalent"
+            if equivalent
+            else "not judged"
+        )
         counts[status] = counts.get(status, 0) + 1
         evidence = f": {outcome.evidence}" if outcome and outcome.evidence else ""
         out.append(f"  {then} -> {status:<11} {key}{evidence}")
     out.append("  " + ", ".join(f"{status} {n}" for status, n in sorted(counts.items())))
-    out.append("  (gone: the mutated line changed or moved since; not judged: outside --adapter/--file)")
+    out.append(
+        "  (gone: the mutated line changed or moved since; equivalent: triaged in the equivalents file, not "
+        "judged again; not judged: outside --adapter/--file)"
+    )
     return out
