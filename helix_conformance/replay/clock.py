@@ -38,11 +38,22 @@ the loop on its own, so skipping time cannot outrun it. Anything else (a sleep, 
 read) counts as work in progress, and the loop waits really."""
 
 
+_TEST_RUNNER_PACKAGES = ("/execnet/", "/xdist/")
+"""Threads started by these run pytest itself (pytest-xdist's channel to its controller), never the adapter:
+they wait on their pipe, whatever their innermost frame (``--helix-in-process`` under ``-n``)."""
+
+
 def _thread_is_idle(frame: Any) -> bool:
     if frame is None:
         return True
     name = frame.f_code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
-    return (name, None) in _IDLE_FRAMES or (name, frame.f_code.co_name) in _IDLE_FRAMES
+    if (name, None) in _IDLE_FRAMES or (name, frame.f_code.co_name) in _IDLE_FRAMES:
+        return True
+    while frame is not None:
+        if any(package in frame.f_code.co_filename.replace("\\", "/") for package in _TEST_RUNNER_PACKAGES):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class _VirtualSelector(selectors.BaseSelector):
