@@ -91,8 +91,25 @@ def has_recorded_stream(scenario: Scenario, profile: WireProfile) -> bool:
 
 
 def json_equal(a: Any, b: Any) -> bool:
-    """Equality that keeps JSON types apart (5 vs 5.0 vs True)."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    """JSON equality: strings, numbers, booleans and null stay apart (``"5"``, ``5``, ``true``), but ``5`` and
+    ``5.0`` are one JSON number (RFC 8259 §6 has a single number type; JavaScript keeps no difference, so
+    ``JSON.stringify(0.0)`` is ``"0"``)."""
+    return json_text(a) == json_text(b)
+
+
+def json_text(value: Any) -> str:
+    """A canonical JSON text of ``value``: keys sorted, integral floats written as integers."""
+    return json.dumps(_integral_floats_as_ints(value), sort_keys=True, default=repr)
+
+
+def _integral_floats_as_ints(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral_floats_as_ints(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_integral_floats_as_ints(v) for v in value]
+    return value
 
 
 class ToolCallIds:

@@ -8,7 +8,7 @@ from typing import Any
 from ..contract import AssistantMessage, SystemMessage, ToolMessage, UserMessage
 from ..profiles.base import DecodedRequest
 from ..replay.runner import RunOptions, ScenarioRun
-from .common import error_of, named, on_profiles, sends_request, short
+from .common import error_of, json_text, named, on_profiles, sends_request, short
 from .context import CheckContext
 from .registry import check, fail
 from .schema_equivalence import differences
@@ -33,7 +33,7 @@ def _canonical(message: Any) -> tuple[Any, ...]:
     if isinstance(message, UserMessage):
         return ("user", message.content)
     if isinstance(message, AssistantMessage):
-        calls = tuple((c.id, c.name, repr(sorted(c.arguments.items()))) for c in message.tool_calls or [])
+        calls = tuple((c.id, c.name, json_text(c.arguments)) for c in message.tool_calls or [])
         return ("assistant", message.content, calls)
     if isinstance(message, ToolMessage):
         return ("tool", message.tool_call_id, message.content)

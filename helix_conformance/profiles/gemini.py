@@ -136,8 +136,13 @@ def _text(part: dict[str, Any], where: str, d: _Decoding) -> str:
     return text
 
 
-def _response_text(response: Any) -> str:
-    """A functionResponse's ``response`` object as the canonical tool-result text (``tool_result_text``)."""
+def _response_text(response: Any, name: str) -> str:
+    """A functionResponse's ``response`` object as the canonical tool-result text (``tool_result_text``).
+    ``response`` is a free-form object ("Use 'output' key to specify function output", API reference,
+    FunctionResponse): the text may sit under any one key, or beside the function's own name as the Vercel
+    AI SDK sends it (``{name, content}``: @ai-sdk/google, convert-to-google-generative-ai-messages.ts)."""
+    if isinstance(response, dict) and response.get("name") == name and set(response) == {"name", "content"}:
+        response = {"content": response["content"]}
     if isinstance(response, dict) and len(response) == 1:
         (value,) = response.values()
         if isinstance(value, str):
@@ -214,7 +219,9 @@ def _decode_user(
             answered.append(name)
             answered_ids.append(response.get("id"))
             messages.append(
-                ToolMessage(tool_call_id="", tool_name=name, content=_response_text(response.get("response")))
+                ToolMessage(
+                    tool_call_id="", tool_name=name, content=_response_text(response.get("response"), name)
+                )
             )
         elif "text" in part:
             messages.append(UserMessage(content=_text(part, at, d)))
