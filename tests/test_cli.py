@@ -72,7 +72,7 @@ def test_explain_says_why_what_goes_wrong_and_where_it_is_checked(capsys: pytest
     assert out.startswith("RES-06 — Results — MUST (fails the gate), source: seed")
     assert "Why it exists:" in out
     assert "What adapters usually get wrong:" in out
-    assert "  openai-chat: tool_call_parallel" in out
+    assert re.search(r"^  openai-chat: .*\btool_call_parallel\b", out, re.MULTILINE), out
     assert "pytest --adapter=NAME -k RES-06" in out
     code, out, _ = _run(capsys, "explain", "STOP-03")
     assert "no check in this version" in out
