@@ -51,8 +51,8 @@ def _all_of(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(parts, list):
         return schema
     properties, required = dict(schema.get("properties", {})), list(schema.get("required", []))
-    for part in parts:
-        part = _all_of(_resolve(part, root), root)
+    for raw in parts:
+        part = _all_of(_resolve(raw, root), root)
         properties.update(part.get("properties", {}))
         required.extend(name for name in part.get("required", []) if name not in required)
     return {**schema, "properties": properties, "required": required}
