@@ -48,21 +48,25 @@ class _Waiting:
         return TextStepResult(content="done", should_stop=True, stop_reason="end_turn")
 
 
-def _run(wait: Any, *, scenario: str = "text_basic", real_time: bool = False) -> ScenarioRun:
+def _run(
+    wait: Any, *, scenario: str = "text_basic", real_time: bool = False, limit: float = LIMIT
+) -> ScenarioRun:
     spec = AdapterSpec(
         name="waiting",
         factory=lambda ctx: _Waiting(ctx, wait),
         wire_profile="openai-chat",
         model=reference.model,
     )
-    return _session(spec, scenario, real_time).run()
+    return _session(spec, scenario, real_time, limit).run()
 
 
-def _session(spec: AdapterSpec, scenario_id: str, real_time: bool = False) -> ScenarioSession:
+def _session(
+    spec: AdapterSpec, scenario_id: str, real_time: bool = False, limit: float = LIMIT
+) -> ScenarioSession:
     profile = profile_for(spec)
     cassettes = CassetteCache(bundled_cassettes())
     scenario, live = judged_form(get_scenario(scenario_id), profile, cassettes)
-    settings = HarnessSettings(timeout=LIMIT, real_time=real_time)
+    settings = HarnessSettings(timeout=limit, real_time=real_time)
     return ScenarioSession(scenario, profile, spec, cassettes, settings, recorded_live=live)
 
 
@@ -85,10 +89,32 @@ def test_a_wait_for_timeout_fires_in_virtual_time_and_is_observed() -> None:
     assert run.result.content == "done"
 
 
-def test_a_hung_adapter_meets_the_harness_limit_on_the_virtual_clock() -> None:
-    run = _run(lambda: asyncio.Event().wait())
+def test_the_harness_limit_is_never_skipped_to() -> None:
+    """A hang looks like a wait on a thread about to answer; only real time tells them apart, so the clock
+    never jumps to the harness's own limit (a wrong jump would be a false HARN-03)."""
+    run = _run(lambda: asyncio.Event().wait(), limit=0.5)
     assert run.timed_out
-    assert run.skipped_s >= LIMIT * 0.5
+    assert run.skipped_s < 0.1
+
+
+def test_a_wait_past_the_limit_times_out() -> None:
+    """The adapter's own 30 s sleep is longer than the limit: the limit comes first, as in real time."""
+    run = _run(lambda: asyncio.sleep(30), limit=0.5)
+    assert run.timed_out
+
+
+def test_a_job_handed_to_a_thread_is_never_jumped_over() -> None:
+    """The race a frame check alone loses: a pool thread just handed a job still shows the frame it waited
+    in. Jobs in flight through run_in_executor stop the clock, whatever the frames say."""
+
+    async def waits_on_a_quick_job() -> None:
+        loop = asyncio.get_running_loop()
+        for _ in range(50):
+            await asyncio.wait_for(loop.run_in_executor(None, _work, 0.002), timeout=1.0)
+
+    run = _run(waits_on_a_quick_job)
+    assert run.raised is None, run.raised
+    assert run.result.content == "done"
 
 
 def test_time_sleep_on_the_loop_thread_is_skipped() -> None:

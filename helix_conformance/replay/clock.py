@@ -27,6 +27,9 @@ from typing import Any, SupportsIndex, TypeVar
 
 T = TypeVar("T")
 
+SETTLE_S = 0.001
+"""The real wait before a jump of the clock (see ``_VirtualSelector.select``)."""
+
 _IDLE_FRAMES = {
     ("threading.py", None),  # Event.wait, Condition.wait, Thread.join, Lock.acquire through threading
     ("queue.py", None),  # Queue.get: an idle pool worker (anyio's worker threads among them)
@@ -88,8 +91,13 @@ class _VirtualSelector(selectors.BaseSelector):
         ready = self.real.select(0)
         if ready:
             return ready
-        if loop.may_skip():
-            loop.advance(timeout)
+        if loop.time() + timeout < loop.hard_deadline and loop.may_skip():
+            # A thread just woken (a job handed to a pool) still shows the frame it waited in until it gets
+            # the GIL: a short real wait lets it start (or post its result) before the idle check is trusted.
+            ready = self.real.select(min(timeout, SETTLE_S))
+            if ready or not loop.may_skip():
+                return ready
+            loop.advance(max(0.0, timeout - SETTLE_S))
             return []
         started = time.monotonic()
         ready = self.real.select(timeout)
@@ -110,6 +118,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         """Wall seconds the loop blocked on a timer because something real might still wake it."""
         self._owner: int | None = None
         self._own_fds: set[int] = set()
+        self._in_flight = 0
+        self.hard_deadline = float("inf")
+        """The harness's limit: the clock never jumps to a timer at or after it (replay/runner.py)."""
 
     def time(self) -> float:
         return time.monotonic() + self.skipped_s
@@ -122,9 +133,21 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._own_fds = set(self._selector.get_map().keys())  # type: ignore[attr-defined]
         super().run_forever()
 
+    def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
+        """As asyncio's, counting the jobs in flight: while one is, the clock does not jump."""
+        future = super().run_in_executor(executor, func, *args)
+        self._in_flight += 1
+        future.add_done_callback(self._job_done)
+        return future
+
+    def _job_done(self, _: asyncio.Future[Any]) -> None:
+        self._in_flight -= 1
+
     def may_skip(self, besides: int | None = None) -> bool:
-        """True when nothing but a timer can wake the loop: no file descriptor beyond the loop's own and no
-        thread at work but the loop's (or ``besides``, the thread asking)."""
+        """True when nothing but a timer can wake the loop: no executor job in flight, no file descriptor
+        beyond the loop's own and no thread at work but the loop's (or ``besides``, the thread asking)."""
+        if self._in_flight:
+            return False
         if set(self._selector.get_map().keys()) - self._own_fds:  # type: ignore[attr-defined]
             return False
         frames = sys._current_frames()

@@ -269,7 +269,7 @@ async def _drive(
         return
     before = asyncio.all_tasks()
     loop = asyncio.get_running_loop()
-    backstop = loop.time() + options.timeout * options.steps + THREAD_GRACE_S
+    limit_at = loop.time() + options.timeout
     for _ in range(options.steps):
         step_input = build_input(scenario, spec, trace, options, controller)
         run.input_before = snapshot_input(step_input)
@@ -284,6 +284,11 @@ async def _drive(
             if options.cancel_after_chunks is not None:
                 await _run_and_cancel(run, outcome, options.cancel_after_chunks)
                 return
+            if isinstance(loop, VirtualTimeLoop):
+                # The clock never jumps to the harness's own limit: a jump over a thread that was about to
+                # answer would be a false HARN-03. A hang is cut off in real time; a step that skipped past
+                # the limit is measured when it ends (_past_limit).
+                limit_at = loop.hard_deadline = loop.time() + options.timeout
             result = await asyncio.wait_for(_caught(_returning(outcome, trace), run), options.timeout)
             if run.raised is not None:
                 raise run.raised
@@ -292,7 +297,7 @@ async def _drive(
             return
         except BaseException as exc:  # NT-01/NT-03 judge whatever escaped
             run.step_s += time.monotonic() - step_started
-            if _past_backstop(loop, backstop):
+            if _past_limit(loop, limit_at):
                 run.timed_out = True
                 return
             if trace.returned_at() is None:
@@ -301,7 +306,7 @@ async def _drive(
             run.input_after = snapshot_input(step_input)
             return
         run.step_s += time.monotonic() - step_started
-        if _past_backstop(loop, backstop):
+        if _past_limit(loop, limit_at):
             run.timed_out = True
             return
         run.results.append(result)
@@ -322,10 +327,10 @@ async def _drive(
         await asyncio.wait_for(asyncio.gather(*leftover, return_exceptions=True), 1.0)
 
 
-def _past_backstop(loop: asyncio.AbstractEventLoop, backstop: float) -> bool:
-    """On the virtual clock, a step that blocked its loop (``time.sleep``) past the harness's real backstop
-    (the thread join in ``_execute``) is cut off as it would have been in real time (HARN-03)."""
-    return isinstance(loop, VirtualTimeLoop) and loop.time() > backstop
+def _past_limit(loop: asyncio.AbstractEventLoop, limit_at: float) -> bool:
+    """On the virtual clock, a step that ended after the scenario's limit (a blocking ``time.sleep`` skipped,
+    so early in real time) timed out, as it would have in real time (HARN-03)."""
+    return isinstance(loop, VirtualTimeLoop) and loop.time() > limit_at
 
 
 async def _let_late_work_run(tasks: list[asyncio.Task[Any]], limit: float) -> None:
