@@ -13,13 +13,13 @@ import threading
 from types import ModuleType
 from typing import Any
 
-from ..contract import AbortController, AdapterContext, AdapterSpec
+from ..contract import AdapterContext, AdapterSpec
 from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario, Stream, StreamError, Text
 from .delivery import EventPlan
 from .hidden_keys import provider_keys_hidden
 from .interactions import ReplayInteraction
-from .runner import REPLAY_API_KEY, RunOptions, ScenarioRun, _execute, adapter_timeout
+from .runner import REPLAY_API_KEY, RunOptions, ScenarioRun, _execute, abort_controller, adapter_timeout
 from .server import ReplayServer
 from .trace import Trace
 from .transport import original_method
@@ -87,11 +87,8 @@ def run_scenario_over_http(
     """Same signature and meaning as ``runner.run_scenario`` (a ``HarnessSettings.executor``)."""
     trace = Trace()
     run = ScenarioRun(options=options, trace=trace, interactions=interactions)
-    controller = AbortController() if options.with_signal else None
+    controller = abort_controller(scenario, options, trace)
     abort = scenario.abort
-    if abort is not None and abort.before and controller is not None:
-        controller.abort("aborted before the step started")
-        trace.add("abort", name="before")
 
     def on_abort(index: int, chunk_index: int) -> None:
         trace.add("abort", interaction=index, chunk_index=chunk_index)

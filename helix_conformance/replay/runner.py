@@ -160,6 +160,16 @@ def _abort_hook(
     return after
 
 
+def abort_controller(scenario: Scenario, options: RunOptions, trace: Trace) -> AbortController | None:
+    """The run's abort controller (none without a signal), already aborted if the scenario says so."""
+    controller = AbortController() if options.with_signal else None
+    abort = scenario.abort
+    if abort is not None and abort.before and controller is not None:
+        controller.abort("aborted before the step started")
+        trace.add("abort", name="before")
+    return controller
+
+
 def run_scenario(
     scenario: Scenario,
     spec: AdapterSpec,
@@ -173,12 +183,8 @@ def run_scenario(
     """Run generate_step under replay in a thread of its own, so a hanging adapter cannot hang the harness."""
     trace = Trace()
     run = ScenarioRun(options=options, trace=trace, interactions=interactions)
-    needs_controller = options.with_signal
-    controller = AbortController() if needs_controller else None
+    controller = abort_controller(scenario, options, trace)
     abort = scenario.abort
-    if abort is not None and abort.before and controller is not None:
-        controller.abort("aborted before the step started")
-        trace.add("abort", name="before")
     replayer = Replayer(
         interactions,
         profile,

@@ -178,11 +178,7 @@ class AdapterWorker:
 
     def _kill(self) -> int | None:
         process, self.process, self.ready = self.process, None, None
-        if process is None:
-            return None
-        with contextlib.suppress(OSError):
-            process.popen.kill()
-        return _stop(process)
+        return kill(process)
 
     # --- runs ----------------------------------------------------------------------------------------
 
@@ -301,6 +297,15 @@ def _wait_exit(process: _Process | None, limit: float = STOP_GRACE_S) -> int | N
     with contextlib.suppress(subprocess.TimeoutExpired):
         return process.popen.wait(limit)
     return None
+
+
+def kill(process: _Process | None) -> int | None:
+    """Kill the process now (if any) and reap it: its exit status."""
+    if process is None:
+        return None
+    with contextlib.suppress(OSError):
+        process.popen.kill()
+    return _stop(process)
 
 
 def _stop(process: _Process) -> int | None:

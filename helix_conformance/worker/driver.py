@@ -36,6 +36,7 @@ from .client import (
     _stop,
     _wait_exit,
     describe_exit,
+    kill,
 )
 from .helix_json import HelixDecoder, encode_input, raised, snake
 from .protocol import ChannelClosed, ChannelTimeout, LineReader, ProtocolError, encode_line, write_all
@@ -162,11 +163,7 @@ class DriverWorker:
 
     def _kill(self) -> int | None:
         process, self.process, self.ready = self.process, None, None
-        if process is None:
-            return None
-        with contextlib.suppress(OSError):
-            process.popen.kill()
-        return _stop(process)
+        return kill(process)
 
     # --- runs ----------------------------------------------------------------------------------------
 
