@@ -315,6 +315,17 @@ def test_the_snapshot_keeps_identity_causes_and_fields() -> None:
     assert rebuilt_call.arguments["$weird"] == [1, (2, 3)]
 
 
+def test_chunk_bytes_cross_the_channel_only_when_asked() -> None:
+    """The checks read chunk positions, never their bytes; `helix-conformance replay` asks for the bytes."""
+    trace = Trace()
+    trace.add("chunk", args=(b"data: {}\n\n",), interaction=0, chunk_index=0, last=True)
+    for options, expected in ((RunOptions(), ()), (RunOptions(chunk_bytes=True), (b"data: {}\n\n",))):
+        source = ScenarioRun(options=options, trace=trace)
+        rebuilt = decode_run(json.loads(json.dumps(encode_run(source))), options, [])
+        (chunk,) = rebuilt.trace.of("chunk")
+        assert (chunk.args, chunk.interaction, chunk.chunk_index, chunk.last) == (expected, 0, 0, True)
+
+
 def test_a_result_too_deep_becomes_a_marker_not_a_crash() -> None:
     value: Any = []
     for _ in range(MAX_DEPTH + 5):

@@ -143,11 +143,13 @@ def _replay_scenario(
     isolation: Any = None,
 ) -> int:
     """Replay one scenario; ``isolation`` (standalone.Isolation) says where the adapter runs (default: here)."""
+    from dataclasses import replace
+
     from ..checks.context import HarnessSettings, ScenarioSession
     from ..replay.cassette import CassetteError
     from ..replay.interactions import CassetteCache
     from ..replay.recorded import ServedRecording
-    from ..replay.runner import RunOptions
+    from ..replay.runner import LATE_WORK_WAIT_S, RunOptions
     from ..scenarios import get_scenario
     from ..scenarios.recorded import RecordedScenario
     from ..standalone import in_process_isolation
@@ -181,7 +183,8 @@ def _replay_scenario(
     )
     _say(f"scenario {scenario.id} [{profile.name}] through adapter {spec.name!r}: {scenario.description}")
     try:
-        run = session.run(RunOptions(plan=plan) if plan is not None else None)
+        options = RunOptions(late_wait_s=LATE_WORK_WAIT_S) if plan is None else RunOptions(plan=plan)
+        run = session.run(replace(options, chunk_bytes=True))  # the trace below shows every chunk's bytes
     except CassetteError as exc:
         raise UsageFailure(str(exc)) from None
     if plan is not None:

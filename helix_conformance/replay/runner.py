@@ -65,6 +65,10 @@ class RunOptions:
     abort_on_text_delta: int | None = None
     """AB-02: the harness aborts from inside its own ``on_text_delta`` the Nth time it is called, as a caller
     reacting to the text does; with the body in one chunk, the events read with it are still unhandled."""
+    chunk_bytes: bool = False
+    """Ship each delivered chunk's bytes back from the adapter's worker with the trace (``helix-conformance
+    replay`` prints them). The checks read only the chunks' order and positions, and the bytes were most of
+    what a run sent over the worker's channel."""
 
 
 @dataclass

@@ -20,8 +20,18 @@ def encode_run(run: ScenarioRun) -> dict[str, Any]:
     enc = Encoder()
     results = [enc.value(r) for r in run.results]
     raised = enc.value(run.raised) if run.raised is not None else None
+    chunk_bytes = run.options.chunk_bytes
     events = [
-        [e.seq, e.at, e.kind, e.name, [enc.value(a) for a in e.args], e.interaction, e.chunk_index, e.last]
+        [
+            e.seq,
+            e.at,
+            e.kind,
+            e.name,
+            [] if e.kind == "chunk" and not chunk_bytes else [enc.value(a) for a in e.args],
+            e.interaction,
+            e.chunk_index,
+            e.last,
+        ]
         for e in list(run.trace.events)
     ]
     requests = [
