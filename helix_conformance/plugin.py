@@ -60,6 +60,14 @@ def pytest_configure(config: pytest.Config) -> None:
     from .pytest_suite import ConformancePlugin
 
     plugin = ConformancePlugin(config, resolved, options)
-    if worker is not None:
+    from .worker.client import AdapterWorker
+
+    if isinstance(worker, AdapterWorker) and options["helix_record_mode"][0] == "none":
+        from .worker.pool import WorkerPool, default_size
+
+        pool = WorkerPool(worker, options["helix_workers"][0] or default_size(config))
+        config.add_cleanup(pool.close)
+        plugin.settings.executor, plugin.settings.submit = pool.run_scenario, pool.submit
+    elif worker is not None:
         plugin.settings.executor = worker.run_scenario
     config.pluginmanager.register(plugin, "helix-conformance-suite")

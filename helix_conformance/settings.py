@@ -170,6 +170,14 @@ OPTIONS: tuple[Option, ...] = (
         flag=True,
     ),
     Option(
+        "helix-workers",
+        "adapter worker processes running scenarios side by side while pytest judges (default: 2 on a "
+        "machine with 2 or more CPUs, 1 in each pytest-xdist worker)",
+        None,
+        _positive_int,
+        metavar="N",
+    ),
+    Option(
         "helix-in-process",
         "run the adapter inside pytest's process (a thread), so pdb and breakpoints work; for debugging only, "
         "not a gate: the adapter could end or rewrite the verdict. By default it runs in a worker process",

@@ -5,6 +5,7 @@ No pytest here: the plugin turns the plan into items, and ``run_conformance`` ca
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -177,6 +178,8 @@ class SuiteRunner:
     _cassettes: CassetteCache | None = None
     roots: dict[str, RootCause | None] = field(default_factory=dict)
     _reported: set[str] = field(default_factory=set)
+    _planned: dict[str, list[PlannedCheck]] = field(default_factory=dict)
+    """The checks each scenario will run here, in order: what it sends ahead (``_send_ahead``)."""
     """Scenarios whose root cause has been reported on an item (what the fail-fast rule counts)."""
     """The root cause of each scenario run so far (None: judged clause by clause)."""
 
@@ -185,6 +188,7 @@ class SuiteRunner:
             self._remaining[item.scenario.id] = self._remaining.get(item.scenario.id, 0) + 1
             if item.skip_reason is None:
                 self._judged.setdefault(item.scenario.id, set()).add(item.clause)
+                self._planned.setdefault(item.scenario.id, []).append(item)
 
     def cassettes(self) -> CassetteCache:
         if self._cassettes is None:
@@ -217,12 +221,30 @@ class SuiteRunner:
                 scripted=profile.scripted(item.scenario),
                 recorded_live=live,
             )
+            self._send_ahead(sid, self._sessions[sid])
         return self._sessions[sid]
+
+    def _send_ahead(self, sid: str, session: ScenarioSession) -> None:
+        """Send the runs the scenario's checks will ask for ahead (worker/pool.py): the main run first, the
+        root cause waits for it; then each check's, in the order the checks run."""
+        if self.settings.submit is None:
+            return
+        try:
+            session.ahead()
+        except CassetteError:
+            return  # the checks report it
+        for item in self._planned.get(sid, ()):
+            if item.check.ahead is None or item.scenario.generated:
+                continue
+            with contextlib.suppress(Exception):  # only a hint: the check itself reports what goes wrong
+                item.check.ahead(CheckContext(item.clause, session))
 
     def root_cause(self, scenario_id: str, session: ScenarioSession) -> RootCause | None:
         """The scenario's root cause (checks/root.py), computed once and kept for the fail-fast rule."""
         if scenario_id not in self.roots:
             self.roots[scenario_id] = root_cause(session)
+            if self.roots[scenario_id] is not None:
+                session.close()  # most of its checks will not run: what was sent ahead is not needed
         return self.roots[scenario_id]
 
     def stop_reason(self) -> str | None:
@@ -239,8 +261,8 @@ class SuiteRunner:
         finally:
             left = self._remaining.get(item.scenario.id, 1) - 1
             self._remaining[item.scenario.id] = left
-            if left <= 0:
-                self._sessions.pop(item.scenario.id, None)
+            if left <= 0 and (done := self._sessions.pop(item.scenario.id, None)) is not None:
+                done.close()
 
     def _run(self, item: PlannedCheck) -> CheckOutcome:
         session = self.session(item)

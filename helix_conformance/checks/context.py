@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..profiles.base import DecodedRequest, WireProfile
@@ -15,6 +15,14 @@ from ..scenarios.model import Scenario
 from .common import endpoint_requests
 
 
+class RunTicket(Protocol):
+    """A run sent ahead to the adapter's workers (worker/pool.py)."""
+
+    def result(self) -> ScenarioRun: ...
+
+    def cancel(self) -> None: ...
+
+
 @dataclass
 class HarnessSettings:
     timeout: float = 10.0
@@ -23,6 +31,9 @@ class HarnessSettings:
     seed: int | None = None
     executor: Callable[..., ScenarioRun] | None = None
     """Runs a scenario: ``run_scenario`` in this process when None, or an adapter worker's (worker/)."""
+    submit: Callable[..., RunTicket] | None = None
+    """Sends a run ahead (worker/pool.py), so the adapter runs it while pytest judges; None: every run
+    happens when a check asks for it."""
     real_time: bool = False
     """Wait out the adapter's timers for real instead of skipping them (``--helix-real-time``)."""
     totals: RunTotals = field(default_factory=lambda: RunTotals())  # noqa: PLW0108 (defined below)
@@ -69,6 +80,8 @@ class ScenarioSession:
     _interactions: list[ReplayInteraction] | None = None
     _decoded: list[DecodedRequest] | None = None
     _variant_runs: dict[str, ScenarioRun] = field(default_factory=dict)
+    _ahead_runs: dict[RunOptions, RunTicket] = field(default_factory=dict)
+    _ahead_variants: dict[str, RunTicket] = field(default_factory=dict)
 
     def interactions(self) -> list[ReplayInteraction]:
         if self._interactions is None and not self.profile.replays:
@@ -79,17 +92,21 @@ class ScenarioSession:
 
     def run(self, options: RunOptions | None = None, *, keep: bool = True) -> ScenarioRun:
         """The run with these options, computed once; ``keep=False`` for one-off property-test runs."""
-        options = replace(
-            options or RunOptions(late_wait_s=LATE_WORK_WAIT_S),
-            timeout=self.settings.timeout,
-            virtual_time=not self.settings.real_time,
-        )
+        options = self._normalized(options)
         if options in self._runs:
             return self._runs[options]
-        interactions = self.interactions() * options.steps
-        run = self.settings.execute(
-            self.scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
-        )
+        ticket = self._ahead_runs.pop(options, None)
+        if ticket is not None:
+            run = self._collect(ticket)
+        else:
+            run = self.settings.execute(
+                self.scenario,
+                self.spec,
+                self.profile,
+                self.interactions() * options.steps,
+                options,
+                scripted=self.scripted,
+            )
         if keep:
             self._runs[options] = run
         return run
@@ -98,11 +115,65 @@ class ScenarioSession:
         """A run of a generated variant of this scenario (the fault corpus, replay/faults.py) served
         ``interactions``; computed once per ``key`` and shared by the clauses that judge it."""
         if key not in self._variant_runs:
-            options = RunOptions(timeout=self.settings.timeout, virtual_time=not self.settings.real_time)
-            self._variant_runs[key] = self.settings.execute(
-                scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
-            )
+            ticket = self._ahead_variants.pop(key, None)
+            if ticket is not None:
+                self._variant_runs[key] = self._collect(ticket)
+            else:
+                self._variant_runs[key] = self.settings.execute(
+                    scenario,
+                    self.spec,
+                    self.profile,
+                    interactions,
+                    self._variant_options(),
+                    scripted=self.scripted,
+                )
         return self._variant_runs[key]
+
+    # --- runs sent ahead: hints, never a different result ---------------------------------------------
+
+    def ahead(self, options: RunOptions | None = None) -> None:
+        """Send the run ``run(options)`` will ask for ahead to the adapter's workers, when they take runs
+        ahead (``settings.submit``); the check then finds it done, or waits less."""
+        if self.settings.submit is None:
+            return
+        options = self._normalized(options)
+        if options in self._runs or options in self._ahead_runs:
+            return
+        interactions = self.interactions() * options.steps
+        self._ahead_runs[options] = self.settings.submit(
+            self.scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
+        )
+
+    def ahead_variant(self, key: str, scenario: Scenario, interactions: list[ReplayInteraction]) -> None:
+        """``ahead`` for ``run_variant(key, scenario, interactions)``."""
+        if self.settings.submit is None or key in self._variant_runs or key in self._ahead_variants:
+            return
+        self._ahead_variants[key] = self.settings.submit(
+            scenario, self.spec, self.profile, interactions, self._variant_options(), scripted=self.scripted
+        )
+
+    def close(self) -> None:
+        """Cancel the runs sent ahead that no check asked for (the scenario's checks are over, or its root
+        cause leaves them unjudged)."""
+        for ticket in [*self._ahead_runs.values(), *self._ahead_variants.values()]:
+            ticket.cancel()
+        self._ahead_runs.clear()
+        self._ahead_variants.clear()
+
+    def _collect(self, ticket: RunTicket) -> ScenarioRun:
+        run = ticket.result()
+        self.settings.totals.add(run)
+        return run
+
+    def _normalized(self, options: RunOptions | None) -> RunOptions:
+        return replace(
+            options or RunOptions(late_wait_s=LATE_WORK_WAIT_S),
+            timeout=self.settings.timeout,
+            virtual_time=not self.settings.real_time,
+        )
+
+    def _variant_options(self) -> RunOptions:
+        return RunOptions(timeout=self.settings.timeout, virtual_time=not self.settings.real_time)
 
     def decoded_requests(self) -> list[DecodedRequest]:
         if self._decoded is None:

@@ -12,7 +12,7 @@ from ..replay.runner import REPLAY_API_KEY, RunOptions
 from ..scenarios.model import HttpError, Scenario
 from .common import either, error_message, expects, has_recorded_stream, named, short, tagged
 from .context import CheckContext
-from .faults import check_corpus, corpus_base, read_until_timeout, stall_base
+from .faults import check_corpus, corpus_ahead, corpus_base, read_until_timeout, stall_base
 from .properties import falsify
 from .registry import REGISTRY, Check, CheckFailed, Failure, NotApplicable, check, fail
 
@@ -131,7 +131,7 @@ def helix_error_fields(ctx: CheckContext) -> None:
         )
 
 
-@check("ERR-03", applies=either(tagged("stream_error"), corpus_base))
+@check("ERR-03", applies=either(tagged("stream_error"), corpus_base), ahead=corpus_ahead)
 def stream_error_event_gives_its_code(ctx: CheckContext) -> None:
     if corpus_base(ctx.scenario, ctx.profile):  # the profile's error events inside this success stream
         check_corpus(ctx)
@@ -139,7 +139,7 @@ def stream_error_event_gives_its_code(ctx: CheckContext) -> None:
     _code_is_expected(ctx)
 
 
-@check("ERR-04", applies=either(tagged("partial"), corpus_base))
+@check("ERR-04", applies=either(tagged("partial"), corpus_base), ahead=corpus_ahead)
 def dropped_stream_is_an_error_not_partial_text(ctx: CheckContext) -> None:
     if corpus_base(ctx.scenario, ctx.profile):  # this success stream truncated, reset, unterminated
         check_corpus(ctx)
@@ -155,7 +155,7 @@ def dropped_stream_is_an_error_not_partial_text(ctx: CheckContext) -> None:
         )
 
 
-@check("ERR-05", applies=either(tagged("transport", "bad_body"), corpus_base))
+@check("ERR-05", applies=either(tagged("transport", "bad_body"), corpus_base), ahead=corpus_ahead)
 def transport_failures_and_foreign_bodies_classified(ctx: CheckContext) -> None:
     if corpus_base(ctx.scenario, ctx.profile):  # read timeouts, malformed events, HTML 5xx, text/plain 200
         check_corpus(ctx)
@@ -280,7 +280,7 @@ def retry_after_honoured(ctx: CheckContext) -> None:
         )
 
 
-@check("NT-01", needs_result=False)
+@check("NT-01", needs_result=False, ahead=corpus_ahead)
 def generate_step_never_raises(ctx: CheckContext) -> None:
     run = ctx.main
     if run.setup_error:
@@ -300,7 +300,7 @@ def _mutation_applies(scenario: Scenario, profile: WireProfile) -> bool:
     return has_recorded_stream(scenario, profile) and not scenario.abort and "retry" not in scenario.tags
 
 
-@check("NT-02", applies=_mutation_applies)
+@check("NT-02", applies=_mutation_applies, ahead=corpus_ahead)
 def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
     body = max((len(i.body) for i in ctx.session.interactions()), default=1)
     strategy = st.tuples(
@@ -342,9 +342,16 @@ CANCEL_AFTER_CHUNKS = 2
 """NT-03 cancels the task running the step once this many chunks of the response were delivered."""
 
 
-@check("NT-03", applies=named("text_basic", "tool_call_parallel"))
+CANCEL_RUN = RunOptions(cancel_after_chunks=CANCEL_AFTER_CHUNKS)
+
+
+@check(
+    "NT-03",
+    applies=named("text_basic", "tool_call_parallel"),
+    ahead=lambda ctx: ctx.session.ahead(CANCEL_RUN),
+)
 def cancellation_is_not_swallowed(ctx: CheckContext) -> None:
-    run = ctx.session.run(RunOptions(cancel_after_chunks=CANCEL_AFTER_CHUNKS))
+    run = ctx.session.run(CANCEL_RUN)
     if run.cancel_latency_s is None and not run.timed_out:  # the step was over before the cancel point
         raise NotApplicable(
             f"not judged on this run: the step ended before {CANCEL_AFTER_CHUNKS} chunks of the response were "
@@ -362,7 +369,7 @@ def cancellation_is_not_swallowed(ctx: CheckContext) -> None:
         fail(ctx, "cancellation took too long", expected="< 1 s", actual=f"{run.cancel_latency_s:.2f} s")
 
 
-@check("NT-04", applies=either(tagged("stall"), stall_base), needs_result=False)
+@check("NT-04", applies=either(tagged("stall"), stall_base), needs_result=False, ahead=corpus_ahead)
 def stalled_stream_does_not_hang(ctx: CheckContext) -> None:
     """Every adapter: the stalls nothing aborts (``stall_read_timeout``) and the connections held open after
     the terminal event; adapters declaring 'abort' also the stalls the harness aborts."""

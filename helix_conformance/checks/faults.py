@@ -18,6 +18,7 @@ from ..contract import ErrorStepResult, HelixError
 from ..contract.results import STEP_RESULT_TYPES
 from ..profiles.base import WireProfile
 from ..replay.faults import FaultVariant, corpus
+from ..replay.interactions import ReplayInteraction
 from ..replay.runner import ScenarioRun
 from ..replay.transport import STALL_EXPIRED
 from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, STALLING
@@ -82,12 +83,24 @@ def variants(ctx: CheckContext, *clauses: str) -> list[FaultVariant]:
 
 def run_variant(ctx: CheckContext, variant: FaultVariant) -> ScenarioRun:
     """Run one variant: no retries (every fault is served once), aborted at the stall for stalls."""
+    return ctx.session.run_variant(*_variant_call(ctx, variant))
+
+
+def _variant_call(ctx: CheckContext, variant: FaultVariant) -> tuple[str, Scenario, list[ReplayInteraction]]:
     scenario = dataclasses.replace(
         ctx.scenario,
         config={**ctx.scenario.config, "max_retries": 0},
         abort=AbortPlan(after_events=variant.abort_after) if variant.abort_after is not None else None,
     )
-    return ctx.session.run_variant(variant.key, scenario, [variant.interaction])
+    return variant.key, scenario, [variant.interaction]
+
+
+def corpus_ahead(ctx: CheckContext) -> None:
+    """The ``ahead`` hook of the clauses judged on the fault corpus: their variants, sent ahead."""
+    base = stall_base if ctx.clause == "NT-04" else corpus_base
+    if base(ctx.scenario, ctx.profile):
+        for variant in _chosen(ctx, ctx.clause):
+            ctx.session.ahead_variant(*_variant_call(ctx, variant))
 
 
 def _unusable(run: ScenarioRun, timeout: float) -> str | None:
@@ -166,8 +179,7 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
     """Fail ``ctx.clause`` on the first variant of its fault kinds (of every kind for NT-01, NT-02) that
     breaks it. NT-01 judges only raising, NT-02 only a missing or late StepResult."""
     clause = clause or ctx.clause
-    generic = clause in ("NT-01", "NT-02")
-    chosen = [v for v in variants(ctx) if v.kind not in STALLING] if generic else variants(ctx, clause)
+    chosen = _chosen(ctx, clause)
     timeout = ctx.session.settings.timeout
     failed_base = _failed_base(ctx)
     if failed_base and chosen and all(v.kind == "unknown_event" for v in chosen):
@@ -186,6 +198,13 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
                 problem = _unusable(run, timeout)  # only a hang is judged against a failed base run
         if problem is not None:
             _fail(ctx, variant, run, problem)
+
+
+def _chosen(ctx: CheckContext, clause: str) -> list[FaultVariant]:
+    """The variants ``clause`` is judged on: of every kind but stalls for NT-01 and NT-02, else its own."""
+    if clause in ("NT-01", "NT-02"):
+        return [v for v in variants(ctx) if v.kind not in STALLING]
+    return variants(ctx, clause)
 
 
 def _failed_base(ctx: CheckContext) -> str:

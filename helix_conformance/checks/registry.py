@@ -80,6 +80,9 @@ class Check:
     """False for checks that judge a run that did not produce a result (NT-01, HARN-03...)."""
     when_undeclared: bool = False
     """Planned only for scenarios needing a capability the adapter does not declare (HARN-05)."""
+    ahead: Callable[[Any], None] | None = None
+    """Sends the runs the check will ask for ahead when its scenario starts (``ScenarioSession.ahead``), so
+    the adapter's workers run them while pytest judges; a hint only, it never changes a verdict."""
 
     @property
     def name(self) -> str:
@@ -100,6 +103,7 @@ def check(
     requires: tuple[str, ...] = (),
     needs_result: bool = True,
     when_undeclared: bool = False,
+    ahead: Callable[[Any], None] | None = None,
 ) -> Callable[[Callable[[Any], None]], Callable[[Any], None]]:
     """Register ``func`` as the check of ``clause`` (which must exist in the clause catalogue)."""
     get_clause(clause)
@@ -107,7 +111,9 @@ def check(
     def register(func: Callable[[Any], None]) -> Callable[[Any], None]:
         if clause in REGISTRY:
             raise RuntimeError(f"clause {clause} already has a check: {REGISTRY[clause].name}")
-        REGISTRY[clause] = Check(clause, func, applies, frozenset(requires), needs_result, when_undeclared)
+        REGISTRY[clause] = Check(
+            clause, func, applies, frozenset(requires), needs_result, when_undeclared, ahead
+        )
         return func
 
     return register

@@ -16,7 +16,7 @@ from ..contract.results import STEP_RESULT_TYPES
 from ..scenarios.model import Refusal
 from .common import both, describe_result, either, expects, has_part, json_equal, named, not_, short, tagged
 from .context import CheckContext
-from .faults import check_corpus, corpus_base
+from .faults import check_corpus, corpus_ahead, corpus_base
 from .registry import check, fail
 
 _STEP_RESULT = TypeAdapter(StepResult)
@@ -209,7 +209,7 @@ _UNKNOWN_WIRE = either(named("text_quirks"), tagged("unknown_wire"))
 types, and SSE framing the standard allows (``unknown_wire``: a BOM, lone CRs, ``id:``/``retry:`` lines)."""
 
 
-@check("RES-12", applies=either(_UNKNOWN_WIRE, corpus_base))
+@check("RES-12", applies=either(_UNKNOWN_WIRE, corpus_base), ahead=corpus_ahead)
 def unknown_wire_elements_are_ignored(ctx: CheckContext) -> None:
     expect = ctx.scenario.expect
     result = ctx.result

@@ -208,7 +208,12 @@ SLOW_CALLBACK_SCENARIOS = frozenset({"text_basic", "tool_call_parallel", "thinki
 """Where callbacks are also made slow (STR-08/09): a few scenarios, since every callback costs real time."""
 
 
-@check("STR-08")
+def _slow_ahead(ctx: CheckContext) -> None:
+    if ctx.scenario.id in SLOW_CALLBACK_SCENARIOS:
+        ctx.session.ahead(RunOptions(callbacks="slow"))
+
+
+@check("STR-08", ahead=_slow_ahead)
 def coroutine_callbacks_are_awaited_in_turn(ctx: CheckContext) -> None:
     runs = [("", ctx.main)]
     if ctx.scenario.id in SLOW_CALLBACK_SCENARIOS:
@@ -237,14 +242,23 @@ def coroutine_callbacks_are_awaited_in_turn(ctx: CheckContext) -> None:
 
 # Not on retry scenarios: each variant run would wait out the provider's retry delay again (a whole second
 # for Anthropic) to judge callbacks that every other scenario judges too; nor on stalls, for their read timeout.
-@check("STR-09", applies=not_(tagged("abort", "retry", "stall")))
-def result_independent_of_callback_style(ctx: CheckContext) -> None:
-    reference = describe_result(ctx.result, run_ids(ctx))
+def _callback_styles(ctx: CheckContext) -> list[tuple[CallbackMode, RunOptions]]:
     modes: tuple[CallbackMode, ...] = ("sync", "none")
     if ctx.scenario.id in SLOW_CALLBACK_SCENARIOS:
         modes += ("slow",)
-    for mode in modes:
-        run = ctx.session.run(RunOptions(callbacks=mode, with_signal=mode != "none"))
+    return [(mode, RunOptions(callbacks=mode, with_signal=mode != "none")) for mode in modes]
+
+
+def _callback_styles_ahead(ctx: CheckContext) -> None:
+    for _, options in _callback_styles(ctx):
+        ctx.session.ahead(options)
+
+
+@check("STR-09", applies=not_(tagged("abort", "retry", "stall")), ahead=_callback_styles_ahead)
+def result_independent_of_callback_style(ctx: CheckContext) -> None:
+    reference = describe_result(ctx.result, run_ids(ctx))
+    for mode, options in _callback_styles(ctx):
+        run = ctx.session.run(options)
         if run.raised is not None or run.timed_out:
             fail(
                 ctx,
@@ -284,7 +298,17 @@ def cuts_argument(cuts: tuple[int, ...]) -> str:
     return ",".join(map(str, cuts))
 
 
-@check("STR-10", applies=lambda s, p: has_recorded_stream(s, p) and not s.abort and "retry" not in s.tags)
+def _cuts_ahead(ctx: CheckContext) -> None:
+    bodies = [i.body for i in ctx.session.interactions()]
+    for _, cuts in explicit_cuts(max(bodies, key=len, default=b"")):
+        ctx.session.ahead(RunOptions(plan=SplitPlan(cuts)))
+
+
+@check(
+    "STR-10",
+    applies=lambda s, p: has_recorded_stream(s, p) and not s.abort and "retry" not in s.tags,
+    ahead=_cuts_ahead,
+)
 def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
     reference = comparable_run(ctx, ctx.main)
     bodies = [i.body for i in ctx.session.interactions()]
@@ -326,9 +350,16 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
         )
 
 
-@check("STR-11", applies=lambda s, p: s.expect.type != "error" and not s.abort and "retry" not in s.tags)
+RAISING_CALLBACKS = RunOptions(callbacks="raising")
+
+
+@check(
+    "STR-11",
+    applies=lambda s, p: s.expect.type != "error" and not s.abort and "retry" not in s.tags,
+    ahead=lambda ctx: ctx.session.ahead(RAISING_CALLBACKS),
+)
 def raising_callbacks_do_not_break_the_step(ctx: CheckContext) -> None:
-    run = ctx.session.run(RunOptions(callbacks="raising"))
+    run = ctx.session.run(RAISING_CALLBACKS)
     if run.raised is not None:
         fail(ctx, "a callback that raises made generate_step raise", actual=repr(run.raised))
     if run.timed_out:

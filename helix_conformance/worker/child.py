@@ -18,7 +18,7 @@ import traceback
 from typing import Any
 
 from . import guard
-from .protocol import PROTOCOL_VERSION, ChannelClosed, encode_line, header, read_frame, write_all
+from .protocol import PROTOCOL_VERSION, ChannelClosed, FrameReader, encode_line, header, write_all
 
 
 def _die_with_parent() -> None:
@@ -96,6 +96,7 @@ class Worker:
         from .runs import encode_run
 
         run_id = message.get("id")
+        self.send(header("started", id=run_id))  # the parent times this run from here (worker/pool.py)
         try:
             scenario, profile, interactions, options, base_url, scripted = pickle.loads(payload)
             guard.drain()
@@ -124,15 +125,23 @@ def main(argv: list[str]) -> None:
         os._exit(2)
     _die_with_parent()
     logging.getLogger().addHandler(logging.NullHandler())  # no lastResort prints of the adapter's logs
-    requests = os.fdopen(int(fds[0]), "rb")
+    requests = FrameReader(int(fds[0]))
     worker = Worker(int(fds[1]))
     # The official SDKs put platform.processor() in their headers: on Linux it runs `uname -p` once, then
     # caches it. Computed before the guard is armed, it is not a refused process in every first run.
     platform.uname().processor  # noqa: B018
     guard.install()
+    queue: list[tuple[dict[str, Any], bytes]] = []
     try:
         while True:
-            message, payload = read_frame(requests)
+            requests.poll()
+            queue.extend(requests.frames())
+            if not queue:
+                requests.wait()
+                continue
+            # Runs the parent waits for ("urgent") go before the ones it sent ahead (worker/pool.py).
+            index = next((i for i, (m, _) in enumerate(queue) if m.get("urgent")), 0)
+            message, payload = queue.pop(index)
             kind = message.get("type")
             if kind == "hello":
                 worker.hello(message)

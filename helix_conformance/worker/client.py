@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -34,6 +35,11 @@ WORKER_GRACE_S = 3.0
 HANDSHAKE_TIMEOUT_S = 120.0
 """Importing an adapter (an SDK, pydantic models) can take a while on a cold, busy machine."""
 STOP_GRACE_S = 1.0
+HASH_SEED = os.environ.get("PYTHONHASHSEED") or str(random.randrange(1, 2**32 - 1))
+"""One string-hash seed for every worker of this process: runs of a scenario compared with each other
+(STR-10, RES-12) may come from different workers (worker/pool.py), and set order follows the seed."""
+PIPE_BYTES = 1 << 20
+"""Pipe capacity asked for each channel (the unprivileged maximum on Linux by default)."""
 
 
 class AdapterProcessEnded(Exception):
@@ -113,29 +119,50 @@ class AdapterWorker:
         """Spawn the worker and resolve the adapter in it; the ``ready`` message (spec as plain data)."""
         if self.process is not None and self.ready is not None:
             return self.ready
+        process = self.spawn()
+        try:
+            answer = process.reader.read(time.monotonic() + HANDSHAKE_TIMEOUT_S)
+        except (ChannelClosed, ChannelTimeout, ProtocolError, OSError) as exc:
+            raise self.start_failed(exc) from None
+        return self.accept(answer)
+
+    def spawn(self) -> _Process:
+        """Start the process and send it the ``hello``; its answer goes to ``accept`` (worker/pool.py reads it
+        while other workers run)."""
         read_req, write_req = os.pipe()
         read_out, write_out = os.pipe()
+        for fd in (write_req, read_out):  # room for a few results while pytest judges (Linux; else 64 KiB)
+            with contextlib.suppress(OSError, AttributeError, ImportError):
+                import fcntl
+
+                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         try:
             popen = subprocess.Popen(
                 [sys.executable, "-m", "helix_conformance.worker", "--fds", f"{read_req},{write_out}"],
                 pass_fds=(read_req, write_out),
                 stdin=subprocess.DEVNULL,
                 cwd=self.cwd,
+                env={**os.environ, "PYTHONHASHSEED": HASH_SEED},
             )
         finally:
             os.close(read_req)
             os.close(write_out)
         self.process = _Process(popen, write_req, LineReader(read_out))
         self.spawned += 1
-        try:
+        with contextlib.suppress(OSError):  # it ended at once: its channel says so (start_failed)
             send_frame(write_req, header("hello", adapter=self.adapter, sys_path=self.sys_path, cwd=self.cwd))
-            answer = self.process.reader.read(time.monotonic() + HANDSHAKE_TIMEOUT_S)
-        except (ChannelClosed, ChannelTimeout, ProtocolError, OSError) as exc:
-            code = self._kill()
-            raise WorkerStartError(
-                f"--adapter={self.adapter}: the adapter's worker process did not start "
-                f"({type(exc).__name__}: {exc}; {describe_exit(code)})"
-            ) from None
+        return self.process
+
+    def start_failed(self, exc: BaseException) -> WorkerStartError:
+        """The start error for a worker that did not answer its ``hello`` (killed here)."""
+        code = self._kill()
+        return WorkerStartError(
+            f"--adapter={self.adapter}: the adapter's worker process did not start "
+            f"({type(exc).__name__}: {exc}; {describe_exit(code)})"
+        )
+
+    def accept(self, answer: dict[str, Any]) -> dict[str, Any]:
+        """The worker's answer to ``hello``: ready, or AdapterNotFound / DriverRedirect / WorkerStartError."""
         if answer.get("type") == "error":
             self._kill()
             raise AdapterNotFound(str(answer.get("message")))
@@ -176,9 +203,12 @@ class AdapterWorker:
             send_frame(process.to_worker, header("shutdown"))
         _stop(process)
 
-    def _kill(self) -> int | None:
+    def kill(self) -> int | None:
+        """Kill the process now, if any, and reap it: its exit status."""
         process, self.process, self.ready = self.process, None, None
         return kill(process)
+
+    _kill = kill
 
     # --- runs ----------------------------------------------------------------------------------------
 
@@ -224,10 +254,11 @@ class AdapterWorker:
         try:
             send_frame(self.process.to_worker, header("run", id=run_id, encoding="pickle"), payload)
             answer = self.process.reader.read(deadline)
-            while answer.get("id") != run_id and answer.get("type") in ("result", "failed"):
-                answer = self.process.reader.read(
-                    deadline
-                )  # not this run's: skip it, within the same deadline
+            # "started" says the run began; a result that is not this run's is skipped, within the deadline
+            while answer.get("type") == "started" or (
+                answer.get("id") != run_id and answer.get("type") in ("result", "failed")
+            ):
+                answer = self.process.reader.read(deadline)
         except ChannelTimeout:
             self._kill()
             return self._lost(options, interactions, started, timed_out=True)
@@ -245,7 +276,7 @@ class AdapterWorker:
             )
         except ProtocolError as exc:
             self._kill()
-            return self._lost(options, interactions, started, raised=_garbled(str(exc)))
+            return self._lost(options, interactions, started, raised=garbled(str(exc)))
         if answer.get("type") == "failed":
             return self._lost(
                 options,
@@ -256,13 +287,13 @@ class AdapterWorker:
         if answer.get("type") != "result":
             self._kill()
             return self._lost(
-                options, interactions, started, raised=_garbled(f"a {answer.get('type')!r} message")
+                options, interactions, started, raised=garbled(f"a {answer.get('type')!r} message")
             )
         try:
             run = decode_run(answer.get("run"), options, interactions)
         except SnapshotError as exc:
             self._kill()
-            return self._lost(options, interactions, started, raised=_garbled(str(exc)))
+            return self._lost(options, interactions, started, raised=garbled(str(exc)))
         if run.timed_out:
             self._kill()  # a thread of the adapter may still spin in there: start the next run clean
         run.duration_s = time.monotonic() - started
@@ -278,13 +309,26 @@ class AdapterWorker:
         raised: BaseException | None = None,
         setup: str | None = None,
     ) -> ScenarioRun:
-        run = ScenarioRun(options=options, trace=Trace(), interactions=interactions)
-        run.timed_out, run.raised, run.setup_error = timed_out, raised, setup
-        run.duration_s = time.monotonic() - started
-        return run
+        return lost_run(options, interactions, started, timed_out=timed_out, raised=raised, setup=setup)
 
 
-def _garbled(what: str) -> AdapterProcessGarbled:
+def lost_run(
+    options: RunOptions,
+    interactions: list[ReplayInteraction],
+    started: float,
+    *,
+    timed_out: bool = False,
+    raised: BaseException | None = None,
+    setup: str | None = None,
+) -> ScenarioRun:
+    """The run of a worker that hung, ended or broke the protocol: what happened is its outcome."""
+    run = ScenarioRun(options=options, trace=Trace(), interactions=interactions)
+    run.timed_out, run.raised, run.setup_error = timed_out, raised, setup
+    run.duration_s = time.monotonic() - started
+    return run
+
+
+def garbled(what: str) -> AdapterProcessGarbled:
     return AdapterProcessGarbled(
         f"the adapter's process answered something that is not a run result ({what[:300]}): something in it "
         "wrote to the harness's channel"

@@ -30,12 +30,12 @@ from .client import (
     AdapterProcessEnded,
     AdapterProcessGarbled,
     WorkerStartError,
-    _garbled,
     _Process,
     _runs_in_the_worker,
     _stop,
     _wait_exit,
     describe_exit,
+    garbled,
     kill,
 )
 from .helix_json import HelixDecoder, encode_input, raised, snake
@@ -306,7 +306,7 @@ class DriverWorker:
             )
         except ProtocolError as exc:
             self._kill()
-            run.raised = _garbled(str(exc))
+            run.raised = garbled(str(exc))
 
     def _returned(self, run: ScenarioRun, decoder: HelixDecoder, got: dict[str, Any]) -> None:
         if "raised" in got and got.get("raised") is not None:

@@ -11,7 +11,7 @@ import json
 import os
 import select
 import time
-from typing import Any, BinaryIO
+from typing import Any
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
@@ -52,19 +52,6 @@ def send_frame(fd: int, message: dict[str, Any], payload: bytes = b"") -> None:
     write_all(fd, encode_line({**message, "payload_bytes": len(payload)}) + payload)
 
 
-def read_frame(stream: BinaryIO) -> tuple[dict[str, Any], bytes]:
-    """Worker side: the next frame from the parent (trusted), or ChannelClosed at end of file."""
-    line = stream.readline()
-    if not line:
-        raise ChannelClosed("the parent closed the request channel")
-    message = json.loads(line)
-    size = int(message.get("payload_bytes", 0))
-    payload = stream.read(size) if size else b""
-    if len(payload) != size:
-        raise ChannelClosed("the request channel closed inside a frame")
-    return message, payload
-
-
 class LineReader:
     """Parent side: reads the worker's lines with a deadline and a size bound, never trusting them."""
 
@@ -75,23 +62,69 @@ class LineReader:
 
     def read(self, deadline: float | None) -> dict[str, Any]:
         while True:
-            end = self.buffer.find(b"\n")
-            if end >= 0:
-                line = bytes(self.buffer[:end])
-                del self.buffer[: end + 1]
-                return parse_line(line, self.version)
-            if len(self.buffer) > MAX_MESSAGE_BYTES:
-                raise ProtocolError(f"a message longer than {MAX_MESSAGE_BYTES} bytes")
+            message = self.pop()
+            if message is not None:
+                return message
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
                 raise ChannelTimeout("no answer before the deadline")
             ready, _, _ = select.select([self.fd], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(self.fd, READ_CHUNK)
-            if not chunk:
-                raise ChannelClosed("the worker closed its channel")
-            self.buffer += chunk
+            if ready:
+                self.pump()
+
+    def pop(self) -> dict[str, Any] | None:
+        """The next complete message already read, or None; a line too long is a ProtocolError."""
+        end = self.buffer.find(b"\n")
+        if end < 0:
+            if len(self.buffer) > MAX_MESSAGE_BYTES:
+                raise ProtocolError(f"a message longer than {MAX_MESSAGE_BYTES} bytes")
+            return None
+        line = bytes(self.buffer[:end])
+        del self.buffer[: end + 1]
+        return parse_line(line, self.version)
+
+    def pump(self) -> None:
+        """Read what the channel holds (call when select says it is readable); ChannelClosed at its end."""
+        chunk = os.read(self.fd, READ_CHUNK)
+        if not chunk:
+            raise ChannelClosed("the worker closed its channel")
+        self.buffer += chunk
+
+
+class FrameReader:
+    """Worker side: the parent's frames, read as they arrive so a queued run can be skipped for an urgent
+    one (``poll``), or waited for (``wait``)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+
+    def wait(self) -> None:
+        """Block until more bytes arrive; ChannelClosed when the parent closed the channel."""
+        chunk = os.read(self.fd, READ_CHUNK)
+        if not chunk:
+            raise ChannelClosed("the parent closed the request channel")
+        self.buffer += chunk
+
+    def poll(self) -> None:
+        """Read whatever is there without blocking."""
+        while select.select([self.fd], [], [], 0)[0]:
+            self.wait()
+
+    def frames(self) -> list[tuple[dict[str, Any], bytes]]:
+        """The complete frames read so far, removed from the buffer."""
+        found: list[tuple[dict[str, Any], bytes]] = []
+        while True:
+            end = self.buffer.find(b"\n")
+            if end < 0:
+                return found
+            message = json.loads(bytes(self.buffer[:end]))
+            size = int(message.get("payload_bytes", 0))
+            if len(self.buffer) < end + 1 + size:
+                return found
+            payload = bytes(self.buffer[end + 1 : end + 1 + size])
+            del self.buffer[: end + 1 + size]
+            found.append((message, payload))
 
 
 def parse_line(line: bytes, version: int = PROTOCOL_VERSION) -> dict[str, Any]:

@@ -1,0 +1,459 @@
+"""Runs sent ahead to one or more adapter workers, so the adapter runs while pytest judges (docs/speed.md).
+
+A check that will need a run (a fault variant, a chunk split) has it *sent ahead* when its scenario starts
+(``ScenarioSession.ahead``); a run a check waits for now is *urgent* and goes before them in the worker's
+queue. Each worker holds at most ``AHEAD_PER_WORKER`` runs sent ahead, so a cancelled hint costs little. With
+more than one worker (``--helix-workers``; two on a machine with two cores), runs of the same scenario go to
+whichever worker has room. What a run's outcome means does not change: a hang is HARN-03, a process that
+ended is NT-01, garbage is NT-01; the other runs the process held are sent again to a fresh one.
+
+Each worker says ``started`` when it begins a run: the run's time limit counts from there, as it did when
+runs were sent one at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..adapters import AdapterNotFound
+from ..contract import AdapterSpec
+from ..profiles.base import WireProfile
+from ..replay.interactions import ReplayInteraction
+from ..replay.runner import THREAD_GRACE_S, RunOptions, ScenarioRun
+from ..scenarios.model import Scenario
+from .client import (
+    HANDSHAKE_TIMEOUT_S,
+    WORKER_GRACE_S,
+    AdapterProcessEnded,
+    AdapterWorker,
+    DriverRedirect,
+    WorkerStartError,
+    describe_exit,
+    garbled,
+    lost_run,
+)
+from .payload import dumps
+from .protocol import ChannelClosed, ProtocolError, encode_line, header
+from .runs import decode_run
+from .snapshot import SnapshotError
+
+AHEAD_PER_WORKER = 2
+"""Runs sent ahead that one worker holds beyond the one it is running."""
+
+
+def default_size(config: Any) -> int:
+    """Two workers where two CPUs are free for them; one in each pytest-xdist worker (xdist uses the CPUs)."""
+    if hasattr(config, "workerinput") or getattr(config.option, "numprocesses", None):
+        return 1
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+TicketState = Literal["queued", "sent", "started", "done", "cancelled"]
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One run handed to the pool; ``result()`` waits for it."""
+
+    pool: WorkerPool
+    id: int
+    call: tuple[Any, ...]
+    """(scenario, profile, interactions, options, base_url, scripted): what the worker's run_scenario gets."""
+    urgent: bool
+    state: TicketState = "queued"
+    slot: _Slot | None = None
+    run: ScenarioRun | None = None
+
+    @property
+    def options(self) -> RunOptions:
+        return self.call[3]  # type: ignore[no-any-return]
+
+    @property
+    def interactions(self) -> list[ReplayInteraction]:
+        return self.call[2]  # type: ignore[no-any-return]
+
+    def limit(self) -> float:
+        return self.options.timeout * self.options.steps + THREAD_GRACE_S + WORKER_GRACE_S
+
+    def result(self) -> ScenarioRun:
+        return self.pool.wait(self)
+
+    def cancel(self) -> None:
+        self.pool.cancel(self)
+
+
+@dataclass(eq=False)
+class _Slot:
+    """One worker process and the runs it holds, in the order sent."""
+
+    worker: AdapterWorker
+    held: list[Ticket] = field(default_factory=list)
+    current: Ticket | None = None
+    since: float = 0.0
+    """When the current run started, or the last sign of life while runs wait (its limit counts from here)."""
+    starting_until: float | None = None
+    """Set while the worker is starting: its handshake deadline."""
+    broken: str = ""
+    """Why this worker cannot be started (the pool goes on with the others)."""
+
+    @property
+    def live(self) -> bool:
+        return self.worker.process is not None
+
+    @property
+    def ready(self) -> bool:
+        return self.live and self.starting_until is None
+
+    def deadline(self) -> float | None:
+        if self.starting_until is not None:
+            return self.starting_until
+        if self.current is not None:
+            return self.since + self.current.limit()
+        if self.held:
+            return self.since + self.held[0].limit()
+        return None
+
+
+class WorkerPool:
+    """``size`` workers for one adapter; the first is the session's, already started."""
+
+    def __init__(self, first: AdapterWorker, size: int = 1) -> None:
+        self.slots = [_Slot(first)] + [
+            _Slot(AdapterWorker(first.adapter, sys_path=first.sys_path, cwd=first.cwd))
+            for _ in range(max(size, 1) - 1)
+        ]
+        self.backlog: list[Ticket] = []
+        self.next_id = 0
+        self.ready = first.ready
+
+    @property
+    def size(self) -> int:
+        return len(self.slots)
+
+    def close(self) -> None:
+        for slot in self.slots:
+            slot.worker.close()
+
+    # --- what the session calls ------------------------------------------------------------------------
+
+    def run_scenario(
+        self,
+        scenario: Scenario,
+        spec: AdapterSpec,
+        profile: WireProfile,
+        interactions: list[ReplayInteraction],
+        options: RunOptions,
+        *,
+        base_url: str | None = None,
+        scripted: tuple[Any, ...] = (),
+    ) -> ScenarioRun:
+        """Same signature and meaning as ``replay.runner.run_scenario``: a run waited for now."""
+        return self.submit(
+            scenario, spec, profile, interactions, options, base_url=base_url, scripted=scripted, urgent=True
+        ).result()
+
+    def submit(
+        self,
+        scenario: Scenario,
+        spec: AdapterSpec,
+        profile: WireProfile,
+        interactions: list[ReplayInteraction],
+        options: RunOptions,
+        *,
+        base_url: str | None = None,
+        scripted: tuple[Any, ...] = (),
+        urgent: bool = False,
+    ) -> Ticket:
+        """Hand a run to the pool; it starts as soon as a worker has room."""
+        self.next_id += 1
+        ticket = Ticket(
+            self, self.next_id, (scenario, profile, interactions, options, base_url, scripted), urgent
+        )
+        if urgent:  # before the runs sent ahead, after other urgent ones
+            at = next((i for i, t in enumerate(self.backlog) if not t.urgent), len(self.backlog))
+            self.backlog.insert(at, ticket)
+        else:
+            self.backlog.append(ticket)
+        self._dispatch()
+        return ticket
+
+    def cancel(self, ticket: Ticket) -> None:
+        """Forget a run no check will ask for; one a worker already holds runs and is dropped."""
+        if ticket.state == "queued":
+            self.backlog.remove(ticket)
+        if ticket.state != "done":
+            ticket.state = "cancelled"
+
+    def wait(self, ticket: Ticket) -> ScenarioRun:
+        if ticket.state == "cancelled":
+            raise RuntimeError("a cancelled run was waited for")
+        if not ticket.urgent and ticket.state in ("queued", "sent"):
+            ticket.urgent = True  # now awaited: it goes first among what has not been sent yet
+            if ticket.state == "queued":
+                self.backlog.remove(ticket)
+                at = next((i for i, t in enumerate(self.backlog) if not t.urgent), len(self.backlog))
+                self.backlog.insert(at, ticket)
+        while ticket.run is None:
+            self._dispatch()
+            if ticket.run is None:
+                self._service()
+        return ticket.run
+
+    # --- dispatching -----------------------------------------------------------------------------------
+
+    def _dispatch(self) -> None:
+        """Send queued runs to workers with room; start another worker when every started one is full."""
+        while self.backlog:
+            ticket = self.backlog[0]
+            slot = self._room(ticket.urgent)
+            if slot is None:
+                self._grow()
+                if all(s.broken for s in self.slots):
+                    self._fail_backlog()
+                return
+            self.backlog.pop(0)
+            self._send(slot, ticket)
+
+    def _room(self, urgent: bool) -> _Slot | None:
+        ready = [s for s in self.slots if s.ready]
+        if not ready:
+            return None
+        best = min(ready, key=lambda s: len(s.held))
+        if urgent and not any(t.urgent for t in best.held):
+            return best  # the worker takes it next, before what it holds ahead
+        return best if len(best.held) <= AHEAD_PER_WORKER else None
+
+    def _grow(self) -> None:
+        """Start the first worker that is not running (the session's own after a kill comes first)."""
+        if any(s.starting_until is not None for s in self.slots):
+            return
+        for slot in self.slots:
+            if not slot.live and not slot.broken:
+                slot.worker.spawn()
+                slot.starting_until = time.monotonic() + HANDSHAKE_TIMEOUT_S
+                return
+
+    def _fail_backlog(self) -> None:
+        for ticket in list(self.backlog):
+            why = " / ".join(dict.fromkeys(s.broken for s in self.slots))
+            self._finish(
+                ticket,
+                lost_run(
+                    ticket.options,
+                    ticket.interactions,
+                    time.monotonic(),
+                    setup=f"the adapter's process could not be started again: {why}",
+                ),
+            )
+        self.backlog.clear()
+
+    def _send(self, slot: _Slot, ticket: Ticket) -> None:
+        process = slot.worker.process
+        assert process is not None
+        payload = dumps(ticket.call)
+        frame = encode_line(
+            header("run", id=ticket.id, encoding="pickle", urgent=ticket.urgent, payload_bytes=len(payload))
+        )
+        if not slot.held and slot.current is None:
+            slot.since = time.monotonic()
+        slot.held.append(ticket)
+        ticket.state, ticket.slot = "sent", slot
+        try:
+            self._write(process.to_worker, frame + payload)
+        except OSError:
+            self._ended(slot)
+
+    def _write(self, fd: int, data: bytes) -> None:
+        """Write without blocking for good: while the channel is full, read what the workers answered (a
+        worker blocked on its own full channel would never read ours)."""
+        os.set_blocking(fd, False)
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+                continue
+            except BlockingIOError:
+                pass
+            readers = {s.worker.process.reader.fd: s for s in self.slots if s.worker.process is not None}
+            readable, _, _ = select.select(list(readers), [fd], [], 1.0)
+            for rfd in readable:
+                with contextlib.suppress(ChannelClosed, OSError):  # seen again by _service
+                    readers[rfd].worker.process.reader.pump()  # type: ignore[union-attr]
+
+    # --- answers -----------------------------------------------------------------------------------------
+
+    def _service(self) -> None:
+        """Wait for the next answer of any worker (or the nearest deadline) and handle what arrived."""
+        readers = {s.worker.process.reader.fd: s for s in self.slots if s.worker.process is not None}
+        deadlines = [d for s in self.slots if (d := s.deadline()) is not None]
+        timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else 1.0
+        readable, _, _ = select.select(list(readers), [], [], timeout)
+        for fd in readable:
+            slot = readers[fd]
+            process = slot.worker.process
+            if process is None:
+                continue
+            try:
+                process.reader.pump()
+            except (ChannelClosed, OSError):
+                self._ended(slot)
+                continue
+            self._messages(slot)
+        now = time.monotonic()
+        for slot in self.slots:
+            deadline = slot.deadline()
+            if deadline is None or now <= deadline or slot.worker.process is None:
+                continue
+            reader = slot.worker.process.reader
+            try:  # what it said in time counts, even if pytest reads it late
+                while select.select([reader.fd], [], [], 0)[0]:
+                    reader.pump()
+            except (ChannelClosed, OSError):
+                self._ended(slot)
+                continue
+            self._messages(slot)
+            if (deadline := slot.deadline()) is not None and now > deadline:
+                self._timed_out(slot)
+
+    def _messages(self, slot: _Slot) -> None:
+        while slot.worker.process is not None:
+            try:
+                message = slot.worker.process.reader.pop()
+            except ProtocolError as exc:
+                self._garbled(slot, str(exc))
+                return
+            if message is None:
+                return
+            self._answer(slot, message)
+
+    def _answer(self, slot: _Slot, message: dict[str, Any]) -> None:
+        now = time.monotonic()
+        if slot.starting_until is not None:
+            slot.starting_until = None
+            try:
+                slot.worker.accept(message)
+            except (AdapterNotFound, DriverRedirect, WorkerStartError) as exc:
+                slot.broken = str(exc)
+            slot.since = now
+            return
+        kind = message.get("type")
+        ticket = next((t for t in slot.held if t.id == message.get("id")), None)
+        if ticket is None:
+            if kind in ("started", "result", "failed"):
+                return  # not a run it holds (one it ran before a restart): skipped
+            self._garbled(slot, f"a {kind!r} message")
+            return
+        if kind == "started":
+            slot.current, slot.since = ticket, now
+            ticket.state = "started" if ticket.state != "cancelled" else "cancelled"
+            return
+        slot.held.remove(ticket)
+        took, slot.current, slot.since = now - slot.since, None, now
+        if kind == "failed":
+            run = lost_run(
+                ticket.options,
+                ticket.interactions,
+                now,
+                setup=f"the worker could not run the scenario: {message.get('message')}",
+            )
+        elif kind == "result":
+            try:
+                run = decode_run(message.get("run"), ticket.options, ticket.interactions)
+            except SnapshotError as exc:
+                slot.held.insert(0, ticket)
+                slot.current = ticket
+                self._garbled(slot, str(exc))
+                return
+            run.duration_s = took
+            if run.timed_out:
+                self._restart(slot)  # a thread of the adapter may still spin in there: start clean
+        else:
+            slot.held.insert(0, ticket)
+            slot.current = ticket
+            self._garbled(slot, f"a {kind!r} message")
+            return
+        self._finish(ticket, run)
+
+    def _finish(self, ticket: Ticket, run: ScenarioRun) -> None:
+        if ticket.state != "cancelled":
+            ticket.state = "done"
+        ticket.run, ticket.slot = run, None
+
+    # --- a worker that hung, ended or broke the protocol ---------------------------------------------
+
+    def _victim(self, slot: _Slot) -> Ticket | None:
+        """The run the worker was on when it failed: the one it started, else the next it held."""
+        ticket = slot.current or (slot.held[0] if slot.held else None)
+        if ticket is not None:
+            slot.held.remove(ticket)
+        slot.current = None
+        return ticket
+
+    def _timed_out(self, slot: _Slot) -> None:
+        if slot.starting_until is not None:
+            slot.broken = str(slot.worker.start_failed(TimeoutError("no answer to hello")))
+            slot.starting_until = None
+            self._restart(slot)
+            return
+        ticket = self._victim(slot)
+        self._restart(slot)
+        if ticket is not None:
+            self._finish(
+                ticket, lost_run(ticket.options, ticket.interactions, time.monotonic(), timed_out=True)
+            )
+
+    def _ended(self, slot: _Slot) -> None:
+        process = slot.worker.process
+        code = None
+        if process is not None:
+            with contextlib.suppress(Exception):
+                code = process.popen.wait(1.0)
+        if slot.starting_until is not None:
+            slot.starting_until = None
+            slot.broken = str(slot.worker.start_failed(ChannelClosed("it ended before answering")))
+            self._restart(slot)
+            return
+        started = slot.current is not None
+        ticket = self._victim(slot)
+        self._restart(slot)
+        if ticket is None:
+            return
+        if started:
+            what = (
+                f"the adapter's process ended during generate_step ({describe_exit(code)}); "
+                "failures must be returned as an ErrorStepResult, never end the process"
+            )
+        else:
+            what = (
+                f"the adapter's process ended between runs, after the previous scenario returned "
+                f"({describe_exit(code)}): something the adapter left running ended it"
+            )
+        self._finish(
+            ticket,
+            lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=AdapterProcessEnded(what)),
+        )
+
+    def _garbled(self, slot: _Slot, what: str) -> None:
+        ticket = self._victim(slot)
+        self._restart(slot)
+        if ticket is not None:
+            self._finish(
+                ticket, lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=garbled(what))
+            )
+
+    def _restart(self, slot: _Slot) -> None:
+        """Kill the worker; the runs it still held go back to the front of the queue, for another worker or
+        this one started again."""
+        slot.worker.kill()
+        slot.current, slot.starting_until = None, None
+        held, slot.held = slot.held, []
+        for ticket in reversed(held):
+            if ticket.state == "cancelled":
+                continue
+            ticket.state, ticket.slot = "queued", None
+            self.backlog.insert(0, ticket)
