@@ -347,22 +347,36 @@ class OpenAIChatProfile(WireProfile):
         ChatCompletionChunk.model_validate(data, strict=True)
 
 
+_SUBSCHEMA = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
+_SUBSCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+_SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+
 def _strict_schema_problems(schema: Any, where: str) -> list[str]:
-    """OpenAI strict mode: every object has additionalProperties false and lists all properties as required."""
+    """OpenAI strict mode: every object has additionalProperties false and lists all properties as required.
+    Only subschemas are walked: a property named ``properties`` and a ``default`` or ``enum`` holding objects
+    are data, not schemas (found by random_tool_schemas)."""
     problems: list[str] = []
-    if isinstance(schema, dict):
-        if schema.get("type") == "object" or "properties" in schema:
-            props = set((schema.get("properties") or {}).keys())
-            if schema.get("additionalProperties") is not False:
-                problems.append(f"{where}: strict object without additionalProperties: false")
-            missing = props - set(schema.get("required") or [])
-            if missing:
-                problems.append(f"{where}: strict object does not require {sorted(missing)}")
-        for key, value in schema.items():
-            problems.extend(_strict_schema_problems(value, f"{where}.{key}"))
-    elif isinstance(schema, list):
-        for i, item in enumerate(schema):
-            problems.extend(_strict_schema_problems(item, f"{where}[{i}]"))
+    if not isinstance(schema, dict):
+        return problems
+    if schema.get("type") == "object" or "properties" in schema:
+        declared = schema.get("properties")
+        props = set(declared) if isinstance(declared, dict) else set()
+        if schema.get("additionalProperties") is not False:
+            problems.append(f"{where}: strict object without additionalProperties: false")
+        missing = props - set(schema.get("required") or [])
+        if missing:
+            problems.append(f"{where}: strict object does not require {sorted(missing)}")
+    for key in _SUBSCHEMA:
+        problems.extend(_strict_schema_problems(schema.get(key), f"{where}.{key}"))
+    for key in _SUBSCHEMA_MAPS:
+        named = schema.get(key)
+        for name, sub in named.items() if isinstance(named, dict) else ():
+            problems.extend(_strict_schema_problems(sub, f"{where}.{key}.{name}"))
+    for key in _SUBSCHEMA_LISTS:
+        listed = schema.get(key)
+        for i, sub in enumerate(listed if isinstance(listed, list) else ()):
+            problems.extend(_strict_schema_problems(sub, f"{where}.{key}[{i}]"))
     return problems
 
 
