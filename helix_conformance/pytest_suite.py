@@ -306,6 +306,8 @@ class ConformancePlugin:
         hook.pytest_collectreport(report=report)
         session.items = items
         hook.pytest_collection_modifyitems(session=session, config=session.config, items=session.items)
+        runner.select([item.planned for item in session.items if isinstance(item, ConformanceItem)])
+        runner.look_ahead = not hasattr(session.config, "workerinput")
         if self.record is not None and not session.config.option.collectonly:
             chosen = {item.planned.scenario.id for item in session.items if isinstance(item, ConformanceItem)}
             self._record(session, chosen)

@@ -177,17 +177,30 @@ class SuiteRunner:
     """The clauses each scenario is judged on in this run (a selection may leave out a root cause's owner)."""
     _cassettes: CassetteCache | None = None
     roots: dict[str, RootCause | None] = field(default_factory=dict)
-    _reported: set[str] = field(default_factory=set)
-    _planned: dict[str, list[PlannedCheck]] = field(default_factory=dict)
-    """The checks each scenario will run here, in order: what it sends ahead (``_send_ahead``)."""
-    """Scenarios whose root cause has been reported on an item (what the fail-fast rule counts)."""
     """The root cause of each scenario run so far (None: judged clause by clause)."""
+    _reported: set[str] = field(default_factory=set)
+    """Scenarios whose root cause has been reported on an item (what the fail-fast rule counts)."""
+    _planned: dict[str, list[PlannedCheck]] = field(default_factory=dict)
+    """The checks each scenario will run here, in the order they run: what it sends ahead."""
+    look_ahead: bool = False
+    """Also send the next scenario's runs ahead when a scenario starts (when this process runs the items in
+    the planned order: not in a pytest-xdist worker, which gets them in batches)."""
 
     def expect(self, planned: list[PlannedCheck]) -> None:
         for item in planned:
             self._remaining[item.scenario.id] = self._remaining.get(item.scenario.id, 0) + 1
             if item.skip_reason is None:
                 self._judged.setdefault(item.scenario.id, set()).add(item.clause)
+        self.select(planned)
+
+    def select(self, chosen: list[PlannedCheck]) -> None:
+        """The checks that will run here, in order (after ``-k``): only their runs are sent ahead, and a
+        scenario's runs are dropped after its last chosen check."""
+        self._planned.clear()
+        self._remaining.clear()
+        for item in chosen:
+            self._remaining[item.scenario.id] = self._remaining.get(item.scenario.id, 0) + 1
+            if item.skip_reason is None:
                 self._planned.setdefault(item.scenario.id, []).append(item)
 
     def cassettes(self) -> CassetteCache:
@@ -200,6 +213,26 @@ class SuiteRunner:
         return self._cassettes
 
     def session(self, item: PlannedCheck) -> ScenarioSession:
+        sid = item.scenario.id
+        if sid not in self._sessions:
+            self._open(item)
+            if self.look_ahead:
+                following = self._following(sid)
+                if following is not None:
+                    self._open(following)
+        return self._sessions[sid]
+
+    def _following(self, sid: str) -> PlannedCheck | None:
+        """The first check of the scenario planned after ``sid`` that has no session yet."""
+        order = list(self._planned)
+        if sid not in order:
+            return None
+        for later in order[order.index(sid) + 1 :]:
+            if later not in self._sessions and later not in self.roots:
+                return self._planned[later][0]
+        return None
+
+    def _open(self, item: PlannedCheck) -> None:
         sid = item.scenario.id
         if sid not in self._sessions:
             profile = profile_for(self.spec)
@@ -222,7 +255,6 @@ class SuiteRunner:
                 recorded_live=live,
             )
             self._send_ahead(sid, self._sessions[sid])
-        return self._sessions[sid]
 
     def _send_ahead(self, sid: str, session: ScenarioSession) -> None:
         """Send the runs the scenario's checks will ask for ahead (worker/pool.py): the main run first, the

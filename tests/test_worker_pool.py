@@ -190,3 +190,25 @@ def test_the_session_takes_the_run_sent_ahead_instead_of_running_it_again(pools:
     assert settings.totals.runs == 1
     session.run(RunOptions(callbacks="none"))
     assert len(executed) == 1
+
+
+@pytest.mark.parametrize("seed", [None, 12345])
+def test_the_examples_sent_ahead_are_the_ones_the_property_tries(seed: int | None) -> None:
+    """STR-10 and NT-02 send their Hypothesis examples ahead: only right if the property draws the same."""
+    from types import SimpleNamespace
+
+    from hypothesis import strategies as st
+
+    from helix_conformance.checks.properties import examples_of, falsify
+
+    ctx: Any = SimpleNamespace(session=SimpleNamespace(settings=HarnessSettings(examples=7, seed=seed)))
+    strategy = st.tuples(st.integers(0, 5000), st.lists(st.integers(1, 4999), max_size=24))
+    tried: list[Any] = []
+
+    def probe(value: Any) -> None:
+        tried.append(value)
+
+    assert falsify(ctx, strategy, probe) is None
+    ahead = examples_of(ctx, strategy)
+    assert len(ahead) == 7
+    assert ahead == tried

@@ -13,7 +13,7 @@ from ..scenarios.model import HttpError, Scenario
 from .common import either, error_message, expects, has_recorded_stream, named, short, tagged
 from .context import CheckContext
 from .faults import check_corpus, corpus_ahead, corpus_base, read_until_timeout, stall_base
-from .properties import falsify
+from .properties import examples_of, falsify
 from .registry import REGISTRY, Check, CheckFailed, Failure, NotApplicable, check, fail
 
 ERROR_RESULT_OWNERS = (
@@ -300,18 +300,34 @@ def _mutation_applies(scenario: Scenario, profile: WireProfile) -> bool:
     return has_recorded_stream(scenario, profile) and not scenario.abort and "retry" not in scenario.tags
 
 
-@check("NT-02", applies=_mutation_applies, ahead=corpus_ahead)
-def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
+Mutation = tuple[int, list[tuple[int, int]]]
+
+
+def _mutations(ctx: CheckContext) -> st.SearchStrategy[Mutation]:
+    """Where the body is truncated, and up to four bytes overwritten."""
     body = max((len(i.body) for i in ctx.session.interactions()), default=1)
-    strategy = st.tuples(
+    return st.tuples(
         st.integers(min_value=0, max_value=body),
         st.lists(
             st.tuples(st.integers(min_value=0, max_value=max(body - 1, 0)), st.integers(0, 255)), max_size=4
         ),
     )
 
-    def probe(mutation: tuple[int, list[tuple[int, int]]]) -> str | None:
-        plan = MutatedPlan(truncate_at=mutation[0], flips=tuple(mutation[1]))
+
+def _mutated(mutation: Mutation) -> MutatedPlan:
+    return MutatedPlan(truncate_at=mutation[0], flips=tuple(mutation[1]))
+
+
+def _mutations_ahead(ctx: CheckContext) -> None:
+    for mutation in examples_of(ctx, _mutations(ctx)):
+        ctx.session.ahead(RunOptions(plan=_mutated(mutation)))
+    corpus_ahead(ctx)
+
+
+@check("NT-02", applies=_mutation_applies, ahead=_mutations_ahead)
+def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
+    def probe(mutation: Mutation) -> str | None:
+        plan = _mutated(mutation)
         run = ctx.session.run(RunOptions(plan=plan), keep=False)
         if run.raised is not None or run.timed_out or not isinstance(run.result, STEP_RESULT_TYPES):
             what = (
@@ -322,7 +338,7 @@ def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
         return None
 
     shrunk: list[MutatedPlan] = []
-    counterexample = falsify(ctx, strategy, probe)
+    counterexample = falsify(ctx, _mutations(ctx), probe)
     if counterexample is not None:
         last = shrunk[-1]
         fail(

@@ -14,6 +14,9 @@ from hypothesis import strategies as st
 from .context import CheckContext
 
 T = TypeVar("T")
+DERANDOMIZED_SEED = 0x48454C4958
+"""The seed without --helix-seed. Hypothesis's own derandomized seed is a digest of the test function's
+source, parsed again on every call (a third of the property clauses' cost); a constant is as repeatable."""
 
 
 def falsify(
@@ -43,9 +46,20 @@ def falsify(
             reports.append(problem)
             raise AssertionError(problem)
 
-    test = property_ if harness.seed is None else seed(harness.seed)(property_)
+    test = seed(DERANDOMIZED_SEED if harness.seed is None else harness.seed)(property_)
+    # No example database, so no key: Hypothesis would otherwise parse this function's source for one.
+    test._hypothesis_internal_database_key = None  # type: ignore[attr-defined]
     try:
         test()
     except AssertionError:
         return reports[-1] if reports else "a counterexample was found but not reported"
     return None
+
+
+def examples_of(ctx: CheckContext, strategy: st.SearchStrategy[T], *, examples: int | None = None) -> list[T]:
+    """The values ``falsify`` will try with these arguments while no probe reports a problem: same seed,
+    same settings, same generation (a derandomized run draws from the digest of ``falsify``'s own test).
+    Their runs can be sent ahead; a failing probe's shrinking asks for more, run then."""
+    seen: list[T] = []
+    falsify(ctx, strategy, seen.append, examples=examples)  # append returns None: no problem reported
+    return seen

@@ -27,7 +27,7 @@ from .common import (
     text_events,
 )
 from .context import CheckContext
-from .properties import falsify
+from .properties import examples_of, falsify
 from .registry import check, fail
 
 _CONTENT = ("on_text_delta", "on_thinking", "on_tool_call")
@@ -298,10 +298,21 @@ def cuts_argument(cuts: tuple[int, ...]) -> str:
     return ",".join(map(str, cuts))
 
 
+def _random_cuts(ctx: CheckContext) -> st.SearchStrategy[list[int]]:
+    size = max((len(i.body) for i in ctx.session.interactions()), default=0)
+    return st.lists(st.integers(min_value=1, max_value=max(size - 1, 1)), max_size=24)
+
+
+def _split(cuts: list[int]) -> RunOptions:
+    return RunOptions(plan=SplitPlan(tuple(sorted(set(cuts)))))
+
+
 def _cuts_ahead(ctx: CheckContext) -> None:
     bodies = [i.body for i in ctx.session.interactions()]
     for _, cuts in explicit_cuts(max(bodies, key=len, default=b"")):
         ctx.session.ahead(RunOptions(plan=SplitPlan(cuts)))
+    for random_cuts in examples_of(ctx, _random_cuts(ctx)):
+        ctx.session.ahead(_split(random_cuts))
 
 
 @check(
@@ -312,7 +323,6 @@ def _cuts_ahead(ctx: CheckContext) -> None:
 def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
     reference = comparable_run(ctx, ctx.main)
     bodies = [i.body for i in ctx.session.interactions()]
-    size = max((len(b) for b in bodies), default=0)
     for label, cuts in explicit_cuts(max(bodies, key=len, default=b"")):
         run = ctx.session.run(RunOptions(plan=SplitPlan(cuts)), keep=False)
         got = comparable_run(ctx, run)
@@ -326,19 +336,18 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
             )
 
     def probe(cuts: list[int]) -> str | None:
-        plan = SplitPlan(tuple(sorted(set(cuts))))
-        run = ctx.session.run(RunOptions(plan=plan), keep=False)
+        options = _split(cuts)
+        run = ctx.session.run(options, keep=False)
         got = comparable_run(ctx, run)
         if got == reference:
             return None
-        shrunk.append(plan.cuts)
-        return f"with cuts at byte offsets {list(plan.cuts)}: {got!r:.400}"
+        assert isinstance(options.plan, SplitPlan)
+        shrunk.append(options.plan.cuts)
+        return f"with cuts at byte offsets {list(options.plan.cuts)}: {got!r:.400}"
 
     shrunk: list[tuple[int, ...]] = []
 
-    counterexample = falsify(
-        ctx, st.lists(st.integers(min_value=1, max_value=max(size - 1, 1)), max_size=24), probe
-    )
+    counterexample = falsify(ctx, _random_cuts(ctx), probe)
     if counterexample is not None:
         fail(
             ctx,

@@ -42,7 +42,7 @@ from .protocol import ChannelClosed, ProtocolError, encode_line, header
 from .runs import decode_run
 from .snapshot import SnapshotError
 
-AHEAD_PER_WORKER = 2
+AHEAD_PER_WORKER = 4
 """Runs sent ahead that one worker holds beyond the one it is running."""
 
 
