@@ -72,6 +72,12 @@ def speed_rows(
             figures[f"{code.label}|wrong-profile"] = wall("--adapter=sdk_defaults:wrong_profile", ok=(1,))
             for n in workers:
                 figures[f"{code.label}|openai -n {n}"] = wall("--adapter=openai", "-n", str(n))
+        figures["now|openai one worker"] = pytest_wall(
+            ["--adapter=openai", "--helix-workers=1", "-q", "-p", "no:randomly"], cwd
+        )
+        figures["now|openai-sdk one worker"] = pytest_wall(
+            ["--adapter=openai-sdk", "--helix-workers=1", "-q", "-p", "no:randomly"], cwd, ok=(0, 1)
+        )
         figures["now|sdk-defaults real time"] = pytest_wall(
             ["--adapter=sdk_defaults:spec", "--helix-real-time", "-q"], cwd, ok=(0, 1)
         )
@@ -115,6 +121,16 @@ def _rows(samples: dict[str, Samples], labels: list[str], workers: tuple[int, ..
                     ratio=f"{real.median / slow.median:.2f}× virtual",
                 )
             )
+        if label == "now":
+            for name in ("openai", "openai-sdk"):
+                one = samples[f"now|{name} one worker"]
+                rows.append(
+                    Row(
+                        f"  {name} with one adapter worker (--helix-workers=1) vs two (the default here)",
+                        f"{with_noise(seconds(one.median), one)} vs {seconds(got[name].median)}",
+                        ratio=f"{got[name].median / one.median:.2f}× with two",
+                    )
+                )
         wrong = got["wrong-profile"]
         rows.append(
             Row(
