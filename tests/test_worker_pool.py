@@ -45,6 +45,9 @@ class PoolAdapter(OpenAIChatAdapter):
             await asyncio.get_running_loop().create_future()
         if input.tools and self.what == "exit":
             os._exit(3)
+        if input.tools and self.what == "spin":  # catastrophic backtracking holds the GIL: nothing else runs
+            import re
+            re.match(r"(a+)+$", "a" * 64 + "b")
         result = await super().generate_step(input)
         if self.what == "big":
             return result.model_copy(update={"content": "x" * 700_000})
@@ -56,7 +59,7 @@ def _spec(what):
     return dataclasses.replace(base, name=what or "plain", factory=lambda ctx: cls(api_key=ctx.api_key, base_url=ctx.base_url))
 
 
-plain, slow, hang, exits, big = (_spec(w) for w in ("", "slow", "hang", "exit", "big"))
+plain, slow, hang, exits, big, spin = (_spec(w) for w in ("", "slow", "hang", "exit", "big", "spin"))
 """
 
 
@@ -212,3 +215,19 @@ def test_the_examples_sent_ahead_are_the_ones_the_property_tries(seed: int | Non
     ahead = examples_of(ctx, strategy)
     assert len(ahead) == 7
     assert ahead == tried
+
+
+def test_a_worker_spinning_in_c_while_a_large_run_waits_to_be_sent_is_killed_at_its_limit(pools: Any) -> None:
+    """The spinning worker reads nothing, so a run too large for the channel cannot be sent: pytest must not
+    wait on the write for good, but kill the worker at the spinning run's limit and send the rest again."""
+    pool = pools("spin")
+    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)
+    signal.alarm(60)
+    try:
+        spinning = pool.submit(*_call("tool_call_parallel"))
+        behind = [pool.submit(*_call("text_basic", pad=1_500_000)) for _ in range(3)]
+        assert spinning.result().timed_out
+        assert all(isinstance(t.result().result, TextStepResult) for t in behind)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -264,26 +264,34 @@ class WorkerPool:
         slot.held.append(ticket)
         ticket.state, ticket.slot = "sent", slot
         try:
-            self._write(process.to_worker, frame + payload)
+            self._write(slot, process.to_worker, frame + payload)
         except OSError:
             self._ended(slot)
 
-    def _write(self, fd: int, data: bytes) -> None:
+    def _write(self, slot: _Slot, fd: int, data: bytes) -> None:
         """Write without blocking for good: while the channel is full, read what the workers answered (a
-        worker blocked on its own full channel would never read ours)."""
+        worker blocked on its own full channel would never read ours), and give up on a worker whose run
+        is past its limit (spinning, it reads nothing): it is killed, what it held is sent again."""
+        process = slot.worker.process
         os.set_blocking(fd, False)
         view = memoryview(data)
-        while view:
+        while view and slot.worker.process is process:  # once replaced, its fd may be another file's
             try:
                 view = view[os.write(fd, view) :]
                 continue
             except BlockingIOError:
                 pass
             readers = {s.worker.process.reader.fd: s for s in self.slots if s.worker.process is not None}
-            readable, _, _ = select.select(list(readers), [fd], [], 1.0)
+            readable, writable, _ = select.select(list(readers), [fd], [], 1.0)
             for rfd in readable:
                 with contextlib.suppress(ChannelClosed, OSError):  # seen again by _service
                     readers[rfd].worker.process.reader.pump()  # type: ignore[union-attr]
+            deadline = slot.deadline()
+            if not writable and deadline is not None and time.monotonic() > deadline:
+                self._messages(slot)  # what it said in time counts
+                if (deadline := slot.deadline()) is not None and time.monotonic() > deadline:
+                    self._timed_out(slot)  # killed: the rest of this frame goes nowhere
+                    return
 
     # --- answers -----------------------------------------------------------------------------------------
 
