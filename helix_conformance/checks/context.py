@@ -80,6 +80,8 @@ class ScenarioSession:
     _interactions: list[ReplayInteraction] | None = None
     _decoded: list[DecodedRequest] | None = None
     _variant_runs: dict[str, ScenarioRun] = field(default_factory=dict)
+    drawn: dict[tuple[str, str, int | None], list[Any]] = field(default_factory=dict)
+    """The Hypothesis examples of each property clause, drawn once (``properties.examples_of``)."""
     _ahead_runs: dict[RunOptions, RunTicket] = field(default_factory=dict)
     _ahead_variants: dict[str, RunTicket] = field(default_factory=dict)
 

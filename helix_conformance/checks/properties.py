@@ -27,7 +27,32 @@ def falsify(
     examples: int | None = None,
 ) -> str | None:
     """Look for a value on which ``probe`` reports a problem; return the report of the shrunk example, or None.
-    ``examples`` overrides --helix-examples for a property whose probes are cheap."""
+    ``examples`` overrides --helix-examples for a property whose probes are cheap. The values Hypothesis will
+    draw are known (``examples_of``): when every one passes, so would Hypothesis's own search; it runs (and
+    shrinks) only when one fails."""
+    if all(probe(value) is None for value in examples_of(ctx, strategy, examples=examples)):
+        return None
+    return _search(ctx, strategy, probe, examples)
+
+
+def examples_of(ctx: CheckContext, strategy: st.SearchStrategy[T], *, examples: int | None = None) -> list[T]:
+    """The values the search tries, in order, while no probe reports a problem: the same seed, settings and
+    generation give the same draws. Drawn once per scenario and clause (the runs of a property's examples
+    are sent ahead, ``ScenarioSession.ahead``)."""
+    drawn: dict[tuple[str, str, int | None], list[Any]] | None = getattr(ctx.session, "drawn", None)
+    key = (ctx.clause, repr(strategy), examples)
+    if drawn is not None and key in drawn:
+        return drawn[key]
+    seen: list[T] = []
+    _search(ctx, strategy, seen.append, examples)  # append returns None: no problem reported
+    if drawn is not None:
+        drawn[key] = seen
+    return seen
+
+
+def _search(
+    ctx: CheckContext, strategy: st.SearchStrategy[T], probe: Callable[[T], str | None], examples: int | None
+) -> str | None:
     harness = ctx.session.settings
     reports: list[str] = []
 
@@ -54,12 +79,3 @@ def falsify(
     except AssertionError:
         return reports[-1] if reports else "a counterexample was found but not reported"
     return None
-
-
-def examples_of(ctx: CheckContext, strategy: st.SearchStrategy[T], *, examples: int | None = None) -> list[T]:
-    """The values ``falsify`` will try with these arguments while no probe reports a problem: same seed,
-    same settings, same generation (a derandomized run draws from the digest of ``falsify``'s own test).
-    Their runs can be sent ahead; a failing probe's shrinking asks for more, run then."""
-    seen: list[T] = []
-    falsify(ctx, strategy, seen.append, examples=examples)  # append returns None: no problem reported
-    return seen

@@ -447,6 +447,8 @@ class WorkerPool:
         )
 
     def _garbled(self, slot: _Slot, what: str) -> None:
+        if slot.starting_until is not None:  # its hello was answered with garbage: not started again
+            slot.broken = f"--adapter={slot.worker.adapter}: the worker answered its hello with {what[:200]}"
         ticket = self._victim(slot)
         self._restart(slot)
         if ticket is not None:
