@@ -33,6 +33,13 @@ def pytest_configure(config: pytest.Config) -> None:
     name, _ = requested_adapter(config)
     if not name:
         return  # not a conformance run: no other setting is read, nothing heavy is imported
+    from .plain_imports import plain_imports
+
+    with plain_imports():
+        _configure(config, str(name))
+
+
+def _configure(config: pytest.Config, name: str) -> None:
     options = resolve(config)
     from .adapters import AdapterNotFound, resolve_adapter
 

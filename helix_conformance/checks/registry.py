@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from ..clauses import get_clause
+from ..plain_imports import import_without_assertion_rewriting, plain_imports
 from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
 
@@ -149,30 +148,7 @@ def fail(
 def load_all_checks() -> dict[str, Check]:
     """Import every check module (each registers its clauses) and return the registry."""
     import_without_assertion_rewriting("hypothesis")
-    from . import capabilities, errors, harness, requests, results, streaming, thinking  # noqa: F401
+    with plain_imports():
+        from . import capabilities, errors, harness, requests, results, streaming, thinking  # noqa: F401
 
     return REGISTRY
-
-
-def import_without_assertion_rewriting(name: str) -> None:
-    """Import a third-party package through the plain import system, even inside a pytest run.
-
-    pytest rewrites the asserts of every module of every distribution that registers a pytest plugin, and
-    hypothesis registers one. The rewritten code is cached beside the sources, except when writing bytecode
-    is off (PYTHONDONTWRITEBYTECODE=1, common in CI containers): then every run parses and rewrites all of
-    hypothesis again, about 2 s of each ``pytest --adapter`` start-up, for asserts that are not ours to
-    report on. The plain import reads the installed .pyc files. Does nothing if ``name`` is already imported
-    (a conftest or a test module got there first) or if no rewriting hook is installed.
-    """
-    if name in sys.modules:
-        return
-    saved = list(sys.meta_path)
-    plain = [f for f in saved if type(f).__module__ != "_pytest.assertion.rewrite"]
-    if len(plain) == len(saved):
-        importlib.import_module(name)
-        return
-    sys.meta_path[:] = plain
-    try:
-        importlib.import_module(name)
-    finally:  # the hook goes back in its place; finders added meanwhile are kept
-        sys.meta_path[:] = saved + [f for f in sys.meta_path if f not in saved]
