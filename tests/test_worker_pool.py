@@ -248,3 +248,22 @@ def test_a_worker_spinning_in_c_while_a_large_run_waits_to_be_sent_is_killed_at_
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_drawn_example_that_fails_is_reported_even_if_the_search_does_not_meet_it_again() -> None:
+    """Hypothesis mixes constants of the local modules loaded at the time into its draws: a search after an
+    import may draw other values. The failure found on the drawn ones must not be lost."""
+    from types import SimpleNamespace
+
+    from hypothesis import strategies as st
+
+    from helix_conformance.checks.properties import falsify
+
+    ctx: Any = SimpleNamespace(clause="NT-02", session=SimpleNamespace(settings=HarnessSettings(examples=5)))
+    calls: list[Any] = []
+
+    def probe(value: Any) -> str | None:
+        calls.append(value)
+        return "broke on the first draw" if len(calls) == 1 else None
+
+    assert falsify(ctx, st.integers(0, 1000), probe) == "broke on the first draw"

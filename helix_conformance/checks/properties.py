@@ -30,9 +30,14 @@ def falsify(
     ``examples`` overrides --helix-examples for a property whose probes are cheap. The values Hypothesis will
     draw are known (``examples_of``): when every one passes, so would Hypothesis's own search; it runs (and
     shrinks) only when one fails."""
-    if all(probe(value) is None for value in examples_of(ctx, strategy, examples=examples)):
+    first = next(
+        (found for value in examples_of(ctx, strategy, examples=examples) if (found := probe(value))), None
+    )
+    if first is None:
         return None
-    return _search(ctx, strategy, probe, examples)
+    # Hypothesis also draws from constants in the local modules loaded at that moment, so a search after an
+    # import may not meet this value again: its unshrunk report stands then.
+    return _search(ctx, strategy, probe, examples) or first
 
 
 def examples_of(ctx: CheckContext, strategy: st.SearchStrategy[T], *, examples: int | None = None) -> list[T]:
