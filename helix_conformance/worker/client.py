@@ -155,7 +155,7 @@ class AdapterWorker:
 
     def start_failed(self, exc: BaseException) -> WorkerStartError:
         """The start error for a worker that did not answer its ``hello`` (killed here)."""
-        code = self._kill()
+        code = self.kill()
         return WorkerStartError(
             f"--adapter={self.adapter}: the adapter's worker process did not start "
             f"({type(exc).__name__}: {exc}; {describe_exit(code)})"
@@ -164,13 +164,13 @@ class AdapterWorker:
     def accept(self, answer: dict[str, Any]) -> dict[str, Any]:
         """The worker's answer to ``hello``: ready, or AdapterNotFound / DriverRedirect / WorkerStartError."""
         if answer.get("type") == "error":
-            self._kill()
+            self.kill()
             raise AdapterNotFound(str(answer.get("message")))
         if answer.get("type") == "driver":
             self.close()
             raise _redirect(self.adapter, answer)
         if answer.get("type") != "ready" or not isinstance(answer.get("spec"), dict):
-            self._kill()
+            self.kill()
             raise WorkerStartError(f"--adapter={self.adapter}: the worker answered {answer.get('type')!r}")
         self.ready = answer
         return answer
@@ -208,8 +208,6 @@ class AdapterWorker:
         process, self.process, self.ready = self.process, None, None
         return kill(process)
 
-    _kill = kill
-
     # --- runs ----------------------------------------------------------------------------------------
 
     def run_scenario(
@@ -228,20 +226,17 @@ class AdapterWorker:
         payload = dumps((scenario, profile, interactions, options, base_url, scripted))
         idle_death = self.process.popen.poll() if self.process is not None else None
         if idle_death is not None:  # ended after the previous run returned: a thread the adapter left
-            self._kill()
-            return self._lost(
+            self.kill()
+            return lost_run(
                 options,
                 interactions,
                 started,
-                raised=AdapterProcessEnded(
-                    f"the adapter's process ended between runs, after the previous scenario returned "
-                    f"({describe_exit(idle_death)}): something the adapter left running ended it"
-                ),
+                raised=ended_between_runs(idle_death),
             )
         try:
             self.start()
         except (WorkerStartError, AdapterNotFound) as exc:
-            return self._lost(
+            return lost_run(
                 options,
                 interactions,
                 started,
@@ -260,56 +255,41 @@ class AdapterWorker:
             ):
                 answer = self.process.reader.read(deadline)
         except ChannelTimeout:
-            self._kill()
-            return self._lost(options, interactions, started, timed_out=True)
+            self.kill()
+            return lost_run(options, interactions, started, timed_out=True)
         except (ChannelClosed, OSError):
             code = _wait_exit(self.process)
-            self._kill()
-            return self._lost(
+            self.kill()
+            return lost_run(
                 options,
                 interactions,
                 started,
-                raised=AdapterProcessEnded(
-                    f"the adapter's process ended during generate_step ({describe_exit(code)}); "
-                    "failures must be returned as an ErrorStepResult, never end the process"
-                ),
+                raised=ended_during_step(code),
             )
         except ProtocolError as exc:
-            self._kill()
-            return self._lost(options, interactions, started, raised=garbled(str(exc)))
+            self.kill()
+            return lost_run(options, interactions, started, raised=garbled(str(exc)))
         if answer.get("type") == "failed":
-            return self._lost(
+            return lost_run(
                 options,
                 interactions,
                 started,
                 setup=f"the worker could not run the scenario: {answer.get('message')}",
             )
         if answer.get("type") != "result":
-            self._kill()
-            return self._lost(
+            self.kill()
+            return lost_run(
                 options, interactions, started, raised=garbled(f"a {answer.get('type')!r} message")
             )
         try:
             run = decode_run(answer.get("run"), options, interactions)
         except SnapshotError as exc:
-            self._kill()
-            return self._lost(options, interactions, started, raised=garbled(str(exc)))
+            self.kill()
+            return lost_run(options, interactions, started, raised=garbled(str(exc)))
         if run.timed_out:
-            self._kill()  # a thread of the adapter may still spin in there: start the next run clean
+            self.kill()  # a thread of the adapter may still spin in there: start the next run clean
         run.duration_s = time.monotonic() - started
         return run
-
-    def _lost(
-        self,
-        options: RunOptions,
-        interactions: list[ReplayInteraction],
-        started: float,
-        *,
-        timed_out: bool = False,
-        raised: BaseException | None = None,
-        setup: str | None = None,
-    ) -> ScenarioRun:
-        return lost_run(options, interactions, started, timed_out=timed_out, raised=raised, setup=setup)
 
 
 def lost_run(
@@ -326,6 +306,20 @@ def lost_run(
     run.timed_out, run.raised, run.setup_error = timed_out, raised, setup
     run.duration_s = time.monotonic() - started
     return run
+
+
+def ended_during_step(code: int | None) -> AdapterProcessEnded:
+    return AdapterProcessEnded(
+        f"the adapter's process ended during generate_step ({describe_exit(code)}); "
+        "failures must be returned as an ErrorStepResult, never end the process"
+    )
+
+
+def ended_between_runs(code: int | None) -> AdapterProcessEnded:
+    return AdapterProcessEnded(
+        f"the adapter's process ended between runs, after the previous scenario returned "
+        f"({describe_exit(code)}): something the adapter left running ended it"
+    )
 
 
 def garbled(what: str) -> AdapterProcessGarbled:

@@ -29,11 +29,12 @@ from ..scenarios.model import Scenario
 from .client import (
     HANDSHAKE_TIMEOUT_S,
     WORKER_GRACE_S,
-    AdapterProcessEnded,
     AdapterWorker,
     DriverRedirect,
     WorkerStartError,
-    describe_exit,
+    _wait_exit,
+    ended_between_runs,
+    ended_during_step,
     garbled,
     lost_run,
 )
@@ -66,7 +67,6 @@ class Ticket:
     """(scenario, profile, interactions, options, base_url, scripted): what the worker's run_scenario gets."""
     urgent: bool
     state: TicketState = "queued"
-    slot: _Slot | None = None
     run: ScenarioRun | None = None
 
     @property
@@ -129,11 +129,6 @@ class WorkerPool:
         ]
         self.backlog: list[Ticket] = []
         self.next_id = 0
-        self.ready = first.ready
-
-    @property
-    def size(self) -> int:
-        return len(self.slots)
 
     def close(self) -> None:
         for slot in self.slots:
@@ -262,7 +257,7 @@ class WorkerPool:
         if not slot.held and slot.current is None:
             slot.since = time.monotonic()
         slot.held.append(ticket)
-        ticket.state, ticket.slot = "sent", slot
+        ticket.state = "sent"
         try:
             self._write(slot, process.to_worker, frame + payload)
         except OSError:
@@ -390,7 +385,7 @@ class WorkerPool:
     def _finish(self, ticket: Ticket, run: ScenarioRun) -> None:
         if ticket.state != "cancelled":
             ticket.state = "done"
-        ticket.run, ticket.slot = run, None
+        ticket.run = run
 
     # --- a worker that hung, ended or broke the protocol ---------------------------------------------
 
@@ -416,11 +411,7 @@ class WorkerPool:
             )
 
     def _ended(self, slot: _Slot) -> None:
-        process = slot.worker.process
-        code = None
-        if process is not None:
-            with contextlib.suppress(Exception):
-                code = process.popen.wait(1.0)
+        code = _wait_exit(slot.worker.process)
         if slot.starting_until is not None:
             slot.starting_until = None
             slot.broken = str(slot.worker.start_failed(ChannelClosed("it ended before answering")))
@@ -429,22 +420,11 @@ class WorkerPool:
         started = slot.current is not None
         ticket = self._victim(slot)
         self._restart(slot)
-        if ticket is None:
-            return
-        if started:
-            what = (
-                f"the adapter's process ended during generate_step ({describe_exit(code)}); "
-                "failures must be returned as an ErrorStepResult, never end the process"
+        if ticket is not None:
+            raised = ended_during_step(code) if started else ended_between_runs(code)
+            self._finish(
+                ticket, lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=raised)
             )
-        else:
-            what = (
-                f"the adapter's process ended between runs, after the previous scenario returned "
-                f"({describe_exit(code)}): something the adapter left running ended it"
-            )
-        self._finish(
-            ticket,
-            lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=AdapterProcessEnded(what)),
-        )
 
     def _garbled(self, slot: _Slot, what: str) -> None:
         if slot.starting_until is not None:  # its hello was answered with garbage: not started again
@@ -465,5 +445,5 @@ class WorkerPool:
         for ticket in reversed(held):
             if ticket.state == "cancelled":
                 continue
-            ticket.state, ticket.slot = "queued", None
+            ticket.state = "queued"
             self.backlog.insert(0, ticket)
