@@ -52,10 +52,23 @@ def check_structure(text: str) -> None:
                 nodes += 1
                 if nodes > MAX_NODES:
                     raise YamlRefused(f"has more than {MAX_NODES:,} values")
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        if _is_nesting_limit(exc):
+            raise YamlRefused(_too_deep(exc)) from None
         return  # the load says where the syntax is wrong
     finally:
         loader.dispose()
+
+
+def _is_nesting_limit(exc: yaml.YAMLError) -> bool:
+    """libyaml 0.2.6 (in PyYAML 6.0.4's wheels) stops scanning at 1,000 levels, before the first event."""
+    return "nesting depth" in str(getattr(exc, "problem", "") or "")
+
+
+def _too_deep(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1})" if mark is not None else ""
+    return f"is nested more than {MAX_DEPTH} levels deep{where}"
 
 
 def _line(event: yaml.Event) -> str:
@@ -70,6 +83,8 @@ def load_yaml_text(text: str) -> Any:
     try:
         return yaml.load(text, Loader=_loader_class())
     except yaml.YAMLError as exc:
+        if _is_nesting_limit(exc):
+            raise YamlRefused(_too_deep(exc)) from None
         raise YamlRefused(f"is not valid YAML ({' '.join(str(exc).split())})") from None
     except RecursionError:  # the pure-Python loader, where libyaml is missing
         raise YamlRefused(f"is nested more than {MAX_DEPTH} levels deep") from None
