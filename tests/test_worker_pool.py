@@ -195,45 +195,6 @@ def test_the_session_takes_the_run_sent_ahead_instead_of_running_it_again(pools:
     assert len(executed) == 1
 
 
-@pytest.mark.parametrize("seed", [None, 12345])
-def test_the_examples_drawn_ahead_are_the_ones_the_search_tries(seed: int | None) -> None:
-    """STR-10 and NT-02 send their Hypothesis examples ahead, and a property whose drawn examples all pass
-    skips the search: both only right if a search draws the same values every time."""
-    from types import SimpleNamespace
-
-    from hypothesis import strategies as st
-
-    from helix_conformance.checks.properties import _search, examples_of
-
-    ctx: Any = SimpleNamespace(
-        clause="STR-10", session=SimpleNamespace(settings=HarnessSettings(examples=7, seed=seed))
-    )
-    strategy = st.tuples(st.integers(0, 5000), st.lists(st.integers(1, 4999), max_size=24))
-    tried: list[Any] = []
-
-    def probe(value: Any) -> None:
-        tried.append(value)
-
-    assert _search(ctx, strategy, probe, None) is None
-    ahead = examples_of(ctx, strategy)
-    assert len(ahead) == 7
-    assert ahead == tried
-
-
-def test_a_property_that_fails_on_a_drawn_example_is_still_shrunk() -> None:
-    from types import SimpleNamespace
-
-    from hypothesis import strategies as st
-
-    from helix_conformance.checks.properties import falsify
-
-    ctx: Any = SimpleNamespace(
-        clause="STR-10", session=SimpleNamespace(settings=HarnessSettings(examples=20))
-    )
-    report = falsify(ctx, st.lists(st.integers(0, 100)), lambda cuts: f"{cuts}" if len(cuts) > 2 else None)
-    assert report == "[0, 0, 0]"
-
-
 def test_a_worker_spinning_in_c_while_a_large_run_waits_to_be_sent_is_killed_at_its_limit(pools: Any) -> None:
     """The spinning worker reads nothing, so a run too large for the channel cannot be sent: pytest must not
     wait on the write for good, but kill the worker at the spinning run's limit and send the rest again."""
@@ -248,22 +209,3 @@ def test_a_worker_spinning_in_c_while_a_large_run_waits_to_be_sent_is_killed_at_
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
-
-
-def test_a_drawn_example_that_fails_is_reported_even_if_the_search_does_not_meet_it_again() -> None:
-    """Hypothesis mixes constants of the local modules loaded at the time into its draws: a search after an
-    import may draw other values. The failure found on the drawn ones must not be lost."""
-    from types import SimpleNamespace
-
-    from hypothesis import strategies as st
-
-    from helix_conformance.checks.properties import falsify
-
-    ctx: Any = SimpleNamespace(clause="NT-02", session=SimpleNamespace(settings=HarnessSettings(examples=5)))
-    calls: list[Any] = []
-
-    def probe(value: Any) -> str | None:
-        calls.append(value)
-        return "broke on the first draw" if len(calls) == 1 else None
-
-    assert falsify(ctx, st.integers(0, 1000), probe) == "broke on the first draw"

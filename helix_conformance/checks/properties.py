@@ -5,7 +5,8 @@ Derandomized unless ``--helix-seed`` is given, so a CI gate gives the same verdi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -35,8 +36,8 @@ def falsify(
     )
     if first is None:
         return None
-    # Hypothesis also draws from constants in the local modules loaded at that moment, so a search after an
-    # import may not meet this value again: its unshrunk report stands then.
+    # The search draws the same values (the same seed, no local constants), but should it not meet this one
+    # again (a flaky probe), the unshrunk report stands.
     return _search(ctx, strategy, probe, examples) or first
 
 
@@ -80,7 +81,34 @@ def _search(
     # No example database, so no key: Hypothesis would otherwise parse this function's source for one.
     test._hypothesis_internal_database_key = None  # type: ignore[attr-defined]
     try:
-        test()
+        with _without_local_constants():
+            test()
     except AssertionError:
         return reports[-1] if reports else "a counterexample was found but not reported"
     return None
+
+
+@contextmanager
+def _without_local_constants() -> Iterator[None]:
+    """Draw from our strategies alone. Hypothesis (6.131+) also draws about 5% of its values from constants
+    it parses out of every loaded module outside site-packages: the user's adapter, an editable install. An
+    edit there would change the inputs as a seed change does, and the verdict with them; and the parse writes
+    a ``.hypothesis/constants`` cache into the user's folder. Hypothesis's own list of constants stays."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis without the internals this hides
+        yield
+        return
+    collect = getattr(providers, "_get_local_constants", None)
+    cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)
+    if collect is None or cache is None or not hasattr(providers, "Constants"):
+        yield  # older Hypothesis: no local constants to hide
+        return
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    cache.clear()  # its entries hold the local constants allowed for each kind of draw
+    try:
+        yield
+    finally:
+        providers._get_local_constants = collect
+        cache.clear()
