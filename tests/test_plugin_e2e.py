@@ -100,6 +100,10 @@ def test_openai_full_suite_passes_and_writes_the_json_report(pytester: pytest.Py
     assert outcomes["passed"] > 0, outcomes
     assert_no_crash(result)
     result.stdout.fnmatch_lines(["total * 0 *", "VERDICT: PASS*"])
+    # No Hypothesis example database, nor its cache of constants parsed from the user's modules (Hypothesis's
+    # shared unicode tables may be cached there, as by any Hypothesis use).
+    for kept in ("examples", "constants"):
+        assert not (pytester.path / ".hypothesis" / kept).exists(), kept
     for area in ("RES Results", "STOP Stop reasons", "STR Streaming callbacks", "ERR Errors", "HARN Harness"):
         assert lines_starting(result, area), f"no {area!r} row in the summary"
 

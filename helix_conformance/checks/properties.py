@@ -81,7 +81,7 @@ def _search(
     # No example database, so no key: Hypothesis would otherwise parse this function's source for one.
     test._hypothesis_internal_database_key = None  # type: ignore[attr-defined]
     try:
-        with _without_local_constants():
+        with without_local_constants():
             test()
     except AssertionError:
         return reports[-1] if reports else "a counterexample was found but not reported"
@@ -89,7 +89,7 @@ def _search(
 
 
 @contextmanager
-def _without_local_constants() -> Iterator[None]:
+def without_local_constants() -> Iterator[None]:
     """Draw from our strategies alone. Hypothesis (6.131+) also draws about 5% of its values from constants
     it parses out of every loaded module outside site-packages: the user's adapter, an editable install. An
     edit there would change the inputs as a seed change does, and the verdict with them; and the parse writes

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import copy
+import functools
 import re
+from random import Random
 from typing import Any
 
-from hypothesis import find
+from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+
+from .properties import without_local_constants
 
 _WRONG_TYPE: dict[str, Any] = {
     "string": 12345,
@@ -93,7 +97,7 @@ def example(schema: Any, root: dict[str, Any], *, full: bool, depth: int = 0) ->
         return [example(schema.get("items", {}), root, full=full, depth=depth + 1)] if full else []
     if kind == "string":
         if "pattern" in schema:
-            return find(st.from_regex(schema["pattern"], fullmatch=True), lambda _: True)
+            return _simplest_match(str(schema["pattern"]))
         return "x" * max(int(schema.get("minLength", 1)), 1)
     if kind == "integer":
         return int(schema.get("minimum", 3))
@@ -102,6 +106,19 @@ def example(schema: Any, root: dict[str, Any], *, full: bool, depth: int = 0) ->
     if kind == "boolean":
         return True
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _simplest_match(pattern: str) -> str:
+    """The simplest string matching ``pattern``, the same every run: no example database (it would write
+    ``.hypothesis/`` into the user's folder) and no constants from the modules loaded."""
+    with without_local_constants():
+        return find(
+            st.from_regex(pattern, fullmatch=True),
+            lambda _: True,
+            settings=settings(database=None, deadline=None, suppress_health_check=list(HealthCheck)),
+            random=Random(0),
+        )
 
 
 _PATTERN_PROBES = ("", "!", "zz zz", "0", "ORD_", "-1", "\u00e9\u00e9")
