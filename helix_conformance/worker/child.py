@@ -18,7 +18,7 @@ import traceback
 from typing import Any
 
 from . import guard
-from .protocol import PROTOCOL_VERSION, ChannelClosed, FrameReader, encode_line, header, write_all
+from .protocol import PROTOCOL_VERSION, ChannelClosed, FrameReader, encode_answer, header, write_all
 
 
 def _die_with_parent() -> None:
@@ -38,7 +38,7 @@ class Worker:
         self.spec: Any = None
 
     def send(self, message: dict[str, Any]) -> None:
-        write_all(self.out_fd, encode_line(message))
+        write_all(self.out_fd, encode_answer(message))
 
     def hello(self, message: dict[str, Any]) -> None:
         if message.get("v") != PROTOCOL_VERSION:

@@ -13,6 +13,8 @@ import select
 import time
 from typing import Any
 
+import pydantic_core
+
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """A worker line longer than this is a broken worker, not a result (the snapshot caps itself far below)."""
@@ -38,6 +40,15 @@ def header(message_type: str, **fields: Any) -> dict[str, Any]:
 def encode_line(message: dict[str, Any]) -> bytes:
     """One message as one line: JSON escapes every newline inside strings, so a line is a message."""
     return json.dumps(message, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def encode_answer(message: dict[str, Any]) -> bytes:
+    """``encode_line`` for the worker's answers, a run's trace among them: pydantic-core's serializer writes
+    UTF-8 JSON about four times as fast; the standard one takes what it refuses (a lone surrogate)."""
+    try:
+        return pydantic_core.to_json(message) + b"\n"
+    except (ValueError, TypeError):
+        return encode_line(message)
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -127,10 +138,19 @@ class FrameReader:
             found.append((message, payload))
 
 
+def _loads(line: bytes) -> Any:
+    """JSON by pydantic-core (twice as fast on a run's answer); by the standard parser where pydantic-core
+    refuses what it accepts (a lone surrogate escape, nesting past 200), so both read the same messages."""
+    try:
+        return pydantic_core.from_json(line)
+    except ValueError:
+        return json.loads(line)
+
+
 def parse_line(line: bytes, version: int = PROTOCOL_VERSION) -> dict[str, Any]:
     """A worker line as a message dict; anything else (bad JSON, too deep, wrong version) is a ProtocolError."""
     try:
-        message = json.loads(line)
+        message = _loads(line)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(f"not JSON: {type(exc).__name__}: {str(exc)[:200]}") from None
     if not isinstance(message, dict) or message.get("v") != version:
