@@ -29,6 +29,8 @@ T = TypeVar("T")
 
 SETTLE_S = 0.001
 """The real wait before a jump of the clock (see ``_VirtualSelector.select``)."""
+POLL_EVERY_BUSY_TURNS = 16
+"""While callbacks are ready, the loop polls its sockets once in this many turns instead of every turn."""
 
 _IDLE_FRAMES = {
     ("threading.py", None),  # Event.wait, Condition.wait, Thread.join, Lock.acquire through threading
@@ -65,6 +67,7 @@ class _VirtualSelector(selectors.BaseSelector):
     def __init__(self, real: selectors.BaseSelector) -> None:
         self.real = real
         self.loop: VirtualTimeLoop | None = None
+        self._busy_turns = 0
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         return self.real.register(fileobj, events, data)
@@ -86,6 +89,13 @@ class _VirtualSelector(selectors.BaseSelector):
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         loop = self.loop
+        if loop is not None and timeout is not None and timeout <= 0:
+            # Callbacks are ready: asyncio polls anyway, a system call per turn. A callback from another
+            # thread is queued already (the pipe only wakes a sleeping loop), so only sockets wait, a few turns.
+            self._busy_turns += 1
+            if self._busy_turns < POLL_EVERY_BUSY_TURNS:
+                return []
+            self._busy_turns = 0
         if loop is None or timeout is None or timeout <= 0:
             return self.real.select(timeout)
         ready = self.real.select(0)
