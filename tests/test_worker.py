@@ -19,7 +19,7 @@ from helix_conformance.contract import ErrorStepResult, HelixError, ParsedToolCa
 from helix_conformance.replay.runner import RunOptions, ScenarioRun
 from helix_conformance.replay.trace import Trace
 from helix_conformance.worker import guard
-from helix_conformance.worker.protocol import ProtocolError, parse_line
+from helix_conformance.worker.protocol import ProtocolError, encode_answer, parse_line
 from helix_conformance.worker.runs import decode_run, encode_run
 from helix_conformance.worker.snapshot import MAX_DEPTH, Encoder
 
@@ -340,6 +340,22 @@ def test_a_result_too_deep_becomes_a_marker_not_a_crash() -> None:
 def test_a_garbled_line_from_the_worker_is_a_protocol_error(line: bytes) -> None:
     with pytest.raises(ProtocolError):
         parse_line(line)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["a lone surrogate \ud83d from a bad split", {"nested": [[["x", 1.5]]]}, 2**80, "é\n\u2028"],
+)
+def test_an_answer_is_read_back_as_written_even_where_the_fast_json_refuses(value: Any) -> None:
+    """pydantic-core writes and reads answers, json takes what it refuses (a lone surrogate): the parent must
+    read exactly what the worker wrote, on one line."""
+    deep: Any = value
+    for _ in range(250):  # past pydantic-core's nesting limit on reading
+        deep = [deep]
+    for sent in (value, deep):
+        line = encode_answer({"v": 1, "type": "result", "id": 1, "run": sent})
+        assert line.index(b"\n") == len(line) - 1
+        assert parse_line(line)["run"] == sent
 
 
 def test_the_guard_refuses_outside_addresses_in_this_process_only_when_armed() -> None:

@@ -224,6 +224,35 @@ def test_run_virtual_finishes_like_asyncio_run() -> None:
     assert time.sleep.__module__ in ("time", None)
 
 
+def test_a_socket_is_read_while_callbacks_keep_the_loop_busy() -> None:
+    """The loop polls its sockets once in a few turns while callbacks are ready: a coroutine spinning on
+    ``sleep(0)`` must still see data arrive, and a callback from another thread runs at once."""
+    import socket
+
+    async def main() -> tuple[int, bool]:
+        loop = asyncio.get_running_loop()
+        left, right = socket.socketpair()
+        left.setblocking(False)
+        got = loop.create_future()
+        loop.add_reader(left, lambda: got.done() or got.set_result(left.recv(16)))
+        from_thread = asyncio.Event()
+        threading.Thread(target=loop.call_soon_threadsafe, args=(from_thread.set,)).start()
+        right.send(b"ping")
+        turns = 0
+        while not got.done() and turns < 10_000:
+            await asyncio.sleep(0)
+            turns += 1
+        loop.remove_reader(left)
+        left.close()
+        right.close()
+        await asyncio.wait_for(from_thread.wait(), 1)
+        return turns, got.result() == b"ping"
+
+    turns, read = run_virtual(main())
+    assert read
+    assert turns <= 64
+
+
 def test_a_background_threads_long_sleep_does_not_move_the_loop_past_its_timers() -> None:
     """A thread the adapter leaves sleeping past the scenario limit must not push the loop's clock past it:
     the step returns normally, the thread sleeps in real time, in the background. (Last in this module: while
