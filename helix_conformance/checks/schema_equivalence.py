@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from .properties import without_local_constants
+from .regex_example import simplest_match
 
 _WRONG_TYPE: dict[str, Any] = {
     "string": 12345,
@@ -110,8 +111,12 @@ def example(schema: Any, root: dict[str, Any], *, full: bool, depth: int = 0) ->
 
 @functools.lru_cache(maxsize=256)
 def _simplest_match(pattern: str) -> str:
-    """The simplest string matching ``pattern``, the same every run: no example database (it would write
-    ``.hypothesis/`` into the user's folder) and no constants from the modules loaded."""
+    """The simplest string matching ``pattern``, the same every run: walked out of the pattern where it can
+    be (regex_example.py), else found by Hypothesis with no example database (it would write ``.hypothesis/``
+    into the user's folder) and no constants from the modules loaded."""
+    walked = simplest_match(pattern)
+    if walked is not None:
+        return walked
     with without_local_constants():
         return find(
             st.from_regex(pattern, fullmatch=True),
