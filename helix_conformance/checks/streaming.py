@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hypothesis import strategies as st
@@ -275,12 +276,15 @@ def result_independent_of_callback_style(ctx: CheckContext) -> None:
 
 
 BYTEWISE_PREFIX = 1536
+_SEPARATOR = re.compile(rb"(?=\n\n|\r\n)")
+"""Where a blank line or CRLF starts, overlapping ones included."""
+_CONTINUATION_BYTE = re.compile(rb"[\x80-\xbf]")
 
 
 def explicit_cuts(body: bytes) -> list[tuple[str, tuple[int, ...]]]:
     """The splits that break naive parsers, tried before the random ones (STR-10)."""
-    separators = tuple(i + 1 for i in range(len(body) - 1) if body[i : i + 2] in (b"\n\n", b"\r\n"))
-    multibyte = tuple(i for i in range(1, len(body)) if 0x80 <= body[i] < 0xC0)
+    separators = tuple(m.start() + 1 for m in _SEPARATOR.finditer(body))
+    multibyte = tuple(m.start() for m in _CONTINUATION_BYTE.finditer(body, 1))
     # Byte-by-byte over the first events: a parser that breaks on one-byte chunks breaks there already, and
     # splitting whole large bodies this way costs more than the rest of the suite.
     plans = [("every byte its own chunk (first 1.5 KB)", tuple(range(1, min(len(body), BYTEWISE_PREFIX))))]
