@@ -224,6 +224,50 @@ def test_run_virtual_finishes_like_asyncio_run() -> None:
     assert time.sleep.__module__ in ("time", None)
 
 
+def test_the_default_executor_is_reused_from_run_to_run_while_idle() -> None:
+    """The SDKs hand a job to a thread in each client's first request: the idle pool of the last run takes
+    it, instead of a new pool starting and joining a thread per run."""
+    executors: list[Any] = []
+
+    async def job() -> int:
+        return await asyncio.to_thread(threading.get_ident)
+
+    run_virtual(job(), lambda loop: executors.append(loop._default_executor))
+    run_virtual(job(), lambda loop: executors.append(loop._default_executor))
+    assert executors[0] is executors[1]
+    assert not executors[0]._shutdown
+
+
+def test_an_executor_with_a_job_still_at_work_is_not_handed_to_the_next_run() -> None:
+    executors: list[Any] = []
+    release = threading.Event()
+
+    async def leaves_a_job() -> None:
+        asyncio.get_running_loop().run_in_executor(None, release.wait, 5)
+
+    threading.Timer(0.2, release.set).start()
+    run_virtual(leaves_a_job(), lambda loop: executors.append(loop._default_executor))
+    run_virtual(asyncio.sleep(0), lambda loop: executors.append(loop._default_executor))
+    assert executors[0] is not executors[1]
+    assert executors[0]._shutdown
+
+
+def test_a_job_sleeping_in_its_thread_is_skipped_however_fast_the_thread_starts() -> None:
+    """The job's own thread may sleep through ``time.sleep``: its job being in flight must not stop the clock
+    (it used to depend on whether the thread started before the job was counted)."""
+
+    async def sleeps_in_jobs() -> float:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        for _ in range(3):  # the first on a new thread, the others on the same idle one
+            await asyncio.to_thread(time.sleep, 1.5)
+        return loop.time() - started
+
+    took = time.monotonic()
+    assert run_virtual(sleeps_in_jobs()) >= 4.5
+    assert time.monotonic() - took < 2.0
+
+
 def test_a_socket_is_read_while_callbacks_keep_the_loop_busy() -> None:
     """The loop polls its sockets once in a few turns while callbacks are ready: a coroutine spinning on
     ``sleep(0)`` must still see data arrive, and a callback from another thread runs at once."""

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, SupportsIndex, TypeVar
 
@@ -129,6 +130,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._owner: int | None = None
         self._own_fds: set[int] = set()
         self._in_flight = 0
+        self._job_threads: set[int] = set()
+        """Threads running one of this loop's executor jobs now."""
         self.hard_deadline = float("inf")
         """The harness's limit: the clock never jumps to a timer at or after it (replay/runner.py)."""
 
@@ -144,9 +147,23 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         super().run_forever()
 
     def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
-        """As asyncio's, counting the jobs in flight: while one is, the clock does not jump."""
-        future = super().run_in_executor(executor, func, *args)
+        """As asyncio's, counting the jobs in flight: while one is, the clock does not jump (but for the
+        thread running it, which may sleep: ``sleep_in_a_thread``). Counted before the job can start."""
+
+        def job(*job_args: Any) -> Any:
+            ident = threading.get_ident()
+            self._job_threads.add(ident)
+            try:
+                return func(*job_args)
+            finally:
+                self._job_threads.discard(ident)
+
         self._in_flight += 1
+        try:
+            future = super().run_in_executor(executor, job, *args)
+        except BaseException:
+            self._in_flight -= 1
+            raise
         future.add_done_callback(self._job_done)
         return future
 
@@ -154,9 +171,10 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._in_flight -= 1
 
     def may_skip(self, besides: int | None = None) -> bool:
-        """True when nothing but a timer can wake the loop: no executor job in flight, no file descriptor
-        beyond the loop's own and no thread at work but the loop's (or ``besides``, the thread asking)."""
-        if self._in_flight:
+        """True when nothing but a timer can wake the loop: no executor job in flight (but the one ``besides``,
+        the thread asking, runs), no file descriptor beyond the loop's own and no thread at work but the loop's
+        (or ``besides``)."""
+        if self._in_flight > (1 if besides is not None and besides in self._job_threads else 0):
             return False
         if set(self._selector.get_map().keys()) - self._own_fds:  # type: ignore[attr-defined]
             return False
@@ -231,9 +249,39 @@ def _sleep_patched(loop: VirtualTimeLoop) -> Iterator[None]:
                 time.sleep = _real_sleep
 
 
+_idle_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _take_executor() -> ThreadPoolExecutor:
+    """The executor a finished run left idle, or a new one (asyncio's default kind)."""
+    global _idle_executor
+    with _executor_lock:
+        executor, _idle_executor = _idle_executor, None
+    return executor or ThreadPoolExecutor(thread_name_prefix="asyncio")
+
+
+def _give_back(loop: VirtualTimeLoop, executor: ThreadPoolExecutor) -> bool:
+    """Keep the run's executor for the next run when none of its jobs is outstanding (so a job still at work
+    can never hold up another run); True when kept."""
+    global _idle_executor
+    if loop._in_flight or getattr(loop, "_default_executor", None) is not executor:
+        return False  # a job at work, or the adapter set an executor of its own
+    with _executor_lock:
+        if _idle_executor is not None:
+            return False
+        _idle_executor = executor
+    loop._default_executor = None  # type: ignore[attr-defined]  # so loop.close() leaves it running
+    return True
+
+
 def run_virtual(main: Coroutine[Any, Any, T], on_loop: Callable[[VirtualTimeLoop], None] | None = None) -> T:
-    """``asyncio.run(main)`` on a VirtualTimeLoop; ``on_loop`` sees the loop before ``main`` starts."""
+    """``asyncio.run(main)`` on a VirtualTimeLoop; ``on_loop`` sees the loop before ``main`` starts. The
+    default executor is reused from run to run while it is idle: the official SDKs hand a job to a thread in
+    every client's first request, and a new pool per run started (and joined) a thread each time."""
     loop = VirtualTimeLoop()
+    executor = _take_executor()
+    loop.set_default_executor(executor)
     if on_loop is not None:
         on_loop(loop)
     asyncio.set_event_loop(loop)
@@ -244,7 +292,8 @@ def run_virtual(main: Coroutine[Any, Any, T], on_loop: Callable[[VirtualTimeLoop
         try:
             _cancel_all_tasks(loop)
             loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
+            if not _give_back(loop, executor):
+                loop.run_until_complete(loop.shutdown_default_executor())
         finally:
             asyncio.set_event_loop(None)
             loop.close()
