@@ -82,6 +82,8 @@ class ScenarioSession:
     _variant_runs: dict[str, ScenarioRun] = field(default_factory=dict)
     drawn: dict[tuple[str, str, int | None], list[Any]] = field(default_factory=dict)
     """The Hypothesis examples of each property clause, drawn once (``properties.examples_of``)."""
+    fault_corpus: list[Any] | None = None
+    """The scenario's fault variants, built once for the clauses judged on them (``faults.variants``)."""
     _ahead_runs: dict[RunOptions, RunTicket] = field(default_factory=dict)
     _ahead_variants: dict[str, RunTicket] = field(default_factory=dict)
 

@@ -66,19 +66,20 @@ def _stall_bases(profile: WireProfile) -> frozenset[str]:
 
 
 def variants(ctx: CheckContext, *clauses: str) -> list[FaultVariant]:
-    """The corpus of this scenario at the positions ``--helix-examples`` pays for, for these clauses."""
-    base = ctx.session.interactions()[0]
-    held_open = stall_base(ctx.scenario, ctx.profile)
-    stalls = held_open and "abort" in ctx.spec.capabilities
-    every = corpus(
-        ctx.profile,
-        base,
-        ctx.session.settings.examples,
-        stalls=stalls,
-        held_open=held_open,
-        salt=ctx.scenario.id,
-    )
-    return [v for v in every if not clauses or v.clause in clauses]
+    """The corpus of this scenario at the positions ``--helix-examples`` pays for, for these clauses. Built
+    once per scenario: six clauses and their ``ahead`` hooks ask for it."""
+    session = ctx.session
+    if session.fault_corpus is None:
+        held_open = stall_base(ctx.scenario, ctx.profile)
+        session.fault_corpus = corpus(
+            ctx.profile,
+            session.interactions()[0],
+            session.settings.examples,
+            stalls=held_open and "abort" in ctx.spec.capabilities,
+            held_open=held_open,
+            salt=ctx.scenario.id,
+        )
+    return [v for v in session.fault_corpus if not clauses or v.clause in clauses]
 
 
 def run_variant(ctx: CheckContext, variant: FaultVariant) -> ScenarioRun:
