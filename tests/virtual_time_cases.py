@@ -238,6 +238,35 @@ def test_the_default_executor_is_reused_from_run_to_run_while_idle() -> None:
     assert not executors[0]._shutdown
 
 
+def test_a_run_that_leaves_nothing_behind_ends_without_the_late_work_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After the return, the harness waits for late work (a real millisecond at least) only when something
+    could still fire: a finished executor job cannot (the executor itself outlives the run now)."""
+    from helix_conformance.replay import runner
+
+    waits: list[float] = []
+    original = runner._let_late_work_run
+
+    async def counted(tasks: Any, limit: float) -> None:
+        waits.append(limit)
+        await original(tasks, limit)
+
+    monkeypatch.setattr(runner, "_let_late_work_run", counted)
+
+    async def uses_a_thread() -> None:
+        await asyncio.to_thread(int)
+
+    async def leaves_a_timer() -> None:
+        asyncio.get_running_loop().call_later(0.05, int)
+
+    for wait in (lambda: asyncio.sleep(0), uses_a_thread):
+        assert _run(wait).result.content == "done"
+    assert waits == []
+    assert _run(leaves_a_timer).result.content == "done"
+    assert len(waits) == 1
+
+
 def test_an_executor_with_a_job_still_at_work_is_not_handed_to_the_next_run() -> None:
     executors: list[Any] = []
     release = threading.Event()

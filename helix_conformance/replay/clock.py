@@ -170,6 +170,11 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def _job_done(self, _: asyncio.Future[Any]) -> None:
         self._in_flight -= 1
 
+    @property
+    def jobs_in_flight(self) -> int:
+        """Executor jobs handed out through ``run_in_executor`` whose results the loop has not taken yet."""
+        return self._in_flight
+
     def may_skip(self, besides: int | None = None) -> bool:
         """True when nothing but a timer can wake the loop: no executor job in flight (but the one ``besides``,
         the thread asking, runs), no file descriptor beyond the loop's own and no thread at work but the loop's

@@ -358,11 +358,16 @@ async def _let_late_work_run(tasks: list[asyncio.Task[Any]], limit: float) -> No
 
 def _idle(loop: asyncio.AbstractEventLoop) -> bool:
     """True when, after the step returned, the loop holds nothing that could still fire a callback: no
-    live timer and no executor thread. Left-over tasks are counted apart. An unknown loop implementation
+    live timer and no executor job (no executor thread, on another loop). Left-over tasks are counted apart. An unknown loop implementation
     (without asyncio's ``_scheduled`` / ``_default_executor``) is never considered idle: we wait, as always.
     """
     scheduled = getattr(loop, "_scheduled", None)
-    if scheduled is None or getattr(loop, "_default_executor", True) is not None:
+    if scheduled is None:
+        return False
+    if isinstance(loop, VirtualTimeLoop):  # its executor outlives the run (clock.run_virtual): ask for jobs
+        if loop.jobs_in_flight:
+            return False
+    elif getattr(loop, "_default_executor", True) is not None:
         return False
     return all(handle.cancelled() for handle in scheduled)
 
