@@ -9,7 +9,7 @@ from hypothesis import find, settings
 from hypothesis import strategies as st
 
 from helix_conformance.checks.regex_example import simplest_match
-from helix_conformance.checks.schema_equivalence import _simplest_match
+from helix_conformance.checks.schema_equivalence import NO_MATCH, _simplest_match
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,10 @@ def test_it_is_what_hypothesis_shrank_to_before(pattern: str) -> None:
     """The instances TOOL-02 compares did not change with the walk (the scenarios' patterns)."""
     shrunk = find(st.from_regex(pattern, fullmatch=True), lambda _: True, settings=settings(database=None))
     assert simplest_match(pattern) == shrunk
+
+
+@pytest.mark.parametrize("pattern", [r"(?=a)b", r"(?<=x)y"])
+def test_a_pattern_nothing_matches_gives_an_instance_instead_of_a_crash(pattern: str) -> None:
+    """A user's tool schema may hold such a pattern: TOOL-02 must still judge (the instance is invalid under
+    both schemas compared, so it shows no difference), not raise from inside Hypothesis."""
+    assert _simplest_match(pattern) == NO_MATCH
