@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..profiles.base import DecodedRequest, WireProfile
+from ..replay.faults import FaultVariant
 from ..replay.interactions import CassetteCache, ReplayInteraction, build_interactions
 from ..replay.runner import LATE_WORK_WAIT_S, RunOptions, ScenarioRun, run_scenario
 from ..replay.trace import SentRequest
@@ -82,7 +83,7 @@ class ScenarioSession:
     _variant_runs: dict[str, ScenarioRun] = field(default_factory=dict)
     drawn: dict[tuple[str, str, int | None], list[Any]] = field(default_factory=dict)
     """The Hypothesis examples of each property clause, drawn once (``properties.examples_of``)."""
-    fault_corpus: list[Any] | None = None
+    fault_corpus: list[FaultVariant] | None = None
     """The scenario's fault variants, built once for the clauses judged on them (``faults.variants``)."""
     _ahead_runs: dict[RunOptions, RunTicket] = field(default_factory=dict)
     _ahead_variants: dict[str, RunTicket] = field(default_factory=dict)

@@ -20,14 +20,15 @@ else:  # pragma: no cover - Python 3.10
     import sre_constants as sre
     import sre_parse
 
-_CATEGORY_CHARS = {
-    sre.CATEGORY_DIGIT: "0",
-    sre.CATEGORY_NOT_DIGIT: "a",
-    sre.CATEGORY_WORD: "0",
-    sre.CATEGORY_NOT_WORD: " ",
-    sre.CATEGORY_SPACE: " ",
-    sre.CATEGORY_NOT_SPACE: "0",
+_CATEGORIES = {
+    sre.CATEGORY_DIGIT: ("0", r"\d"),
+    sre.CATEGORY_NOT_DIGIT: ("a", r"\D"),
+    sre.CATEGORY_WORD: ("0", r"\w"),
+    sre.CATEGORY_NOT_WORD: (" ", r"\W"),
+    sre.CATEGORY_SPACE: (" ", r"\s"),
+    sre.CATEGORY_NOT_SPACE: ("0", r"\S"),
 }
+"""Each class escape: its simplest character, and its source inside a class."""
 _CANDIDATES = "0aA _-.!~" + "".join(chr(c) for c in range(0x21, 0x7F))
 
 
@@ -82,8 +83,8 @@ def _in_class(items: list[tuple[Any, Any]]) -> str:
             return chr(av)
         if op is sre.RANGE:
             return chr(av[0])
-        if op is sre.CATEGORY and av in _CATEGORY_CHARS:
-            return _CATEGORY_CHARS[av]
+        if op is sre.CATEGORY and av in _CATEGORIES:
+            return _CATEGORIES[av][0]
     return _unsure("character class")
 
 
@@ -94,22 +95,11 @@ def _class_source(items: list[tuple[Any, Any]]) -> str:
             parts.append(re.escape(chr(av)))
         elif op is sre.RANGE:
             parts.append(f"{re.escape(chr(av[0]))}-{re.escape(chr(av[1]))}")
-        elif op is sre.CATEGORY and av in _CATEGORY_CHARS:
-            parts.append(_category_source(av))
+        elif op is sre.CATEGORY and av in _CATEGORIES:
+            parts.append(_CATEGORIES[av][1])
         else:
             _unsure("character class")
     return "".join(parts)
-
-
-def _category_source(category: Any) -> str:
-    return {
-        sre.CATEGORY_DIGIT: r"\d",
-        sre.CATEGORY_NOT_DIGIT: r"\D",
-        sre.CATEGORY_WORD: r"\w",
-        sre.CATEGORY_NOT_WORD: r"\W",
-        sre.CATEGORY_SPACE: r"\s",
-        sre.CATEGORY_NOT_SPACE: r"\S",
-    }[category]
 
 
 def _unsure(what: str) -> str:

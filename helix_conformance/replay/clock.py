@@ -270,7 +270,7 @@ def _give_back(loop: VirtualTimeLoop, executor: ThreadPoolExecutor) -> bool:
     """Keep the run's executor for the next run when none of its jobs is outstanding (so a job still at work
     can never hold up another run); True when kept."""
     global _idle_executor
-    if loop._in_flight or getattr(loop, "_default_executor", None) is not executor:
+    if loop.jobs_in_flight or getattr(loop, "_default_executor", None) is not executor:
         return False  # a job at work, or the adapter set an executor of its own
     with _executor_lock:
         if _idle_executor is not None:

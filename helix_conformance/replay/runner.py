@@ -358,8 +358,9 @@ async def _let_late_work_run(tasks: list[asyncio.Task[Any]], limit: float) -> No
 
 def _idle(loop: asyncio.AbstractEventLoop) -> bool:
     """True when, after the step returned, the loop holds nothing that could still fire a callback: no
-    live timer and no executor job (no executor thread, on another loop). Left-over tasks are counted apart. An unknown loop implementation
-    (without asyncio's ``_scheduled`` / ``_default_executor``) is never considered idle: we wait, as always.
+    live timer and no executor job (on another loop: no executor at all). Left-over tasks are counted apart.
+    An unknown loop implementation (without asyncio's ``_scheduled`` / ``_default_executor``) is never
+    considered idle: we wait, as always.
     """
     scheduled = getattr(loop, "_scheduled", None)
     if scheduled is None:
