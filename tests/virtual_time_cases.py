@@ -297,6 +297,49 @@ def test_a_job_sleeping_in_its_thread_is_skipped_however_fast_the_thread_starts(
     assert time.monotonic() - took < 2.0
 
 
+def _compute(seconds: float) -> None:
+    """Work (not a wait): the thread's frame is busy here for ``seconds``."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_a_sleep_in_a_job_is_skipped_once_the_loop_that_handed_it_out_waits() -> None:
+    """The job's thread may start its sleep while the loop's thread is still at work: the sleep waits really
+    only until the loop waits too, then skips what is left (it used to sleep it all, at random)."""
+    loops: list[VirtualTimeLoop] = []
+
+    async def hands_out_then_computes() -> float:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, int)  # the pool's thread exists and waits: the next job starts at once
+        started = loop.time()
+        job = loop.run_in_executor(None, time.sleep, 1.5)
+        _compute(0.1)  # the job's thread gets the GIL in here and starts sleeping
+        await job
+        return loop.time() - started
+
+    assert run_virtual(hands_out_then_computes(), on_loop=loops.append) >= 1.5
+    assert loops[0].skipped_s > 1.2
+
+
+def test_a_sleep_on_the_loop_thread_is_skipped_once_the_job_it_handed_out_is_done() -> None:
+    """``time.sleep`` on the loop's thread while a job computes: real while the job works, skipped from the
+    moment it is done (its result cannot reach a loop that sleeps), and the real part is counted."""
+    loops: list[VirtualTimeLoop] = []
+
+    async def sleeps_beside_a_job() -> float:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        job = loop.run_in_executor(None, _compute, 0.1)
+        time.sleep(1.5)
+        await job
+        return loop.time() - started
+
+    assert run_virtual(sleeps_beside_a_job(), on_loop=loops.append) >= 1.5
+    assert loops[0].skipped_s > 1.2
+    assert 0.05 < loops[0].real_wait_s < 1.0
+
+
 def test_a_socket_is_read_while_callbacks_keep_the_loop_busy() -> None:
     """The loop polls its sockets once in a few turns while callbacks are ready: a coroutine spinning on
     ``sleep(0)`` must still see data arrive, and a callback from another thread runs at once."""

@@ -17,6 +17,7 @@ server), a loop of the adapter's own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import selectors
 import sys
 import threading
@@ -130,6 +131,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._owner: int | None = None
         self._own_fds: set[int] = set()
         self._in_flight = 0
+        self._unfinished: set[object] = set()
+        """One token per executor job handed out and not finished in its thread (sets change atomically)."""
         self._job_threads: set[int] = set()
         """Threads running one of this loop's executor jobs now."""
         self.hard_deadline = float("inf")
@@ -147,8 +150,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         super().run_forever()
 
     def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
-        """As asyncio's, counting the jobs in flight: while one is, the clock does not jump (but for the
-        thread running it, which may sleep: ``sleep_in_a_thread``). Counted before the job can start."""
+        """As asyncio's, counting the jobs: while one is unfinished, the clock does not jump (but for the thread
+        running it, which may sleep: ``sleep_in_a_thread``). Counted before the job can start."""
+        token = object()
 
         def job(*job_args: Any) -> Any:
             ident = threading.get_ident()
@@ -157,29 +161,35 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
                 return func(*job_args)
             finally:
                 self._job_threads.discard(ident)
+                self._unfinished.discard(token)
 
         self._in_flight += 1
+        self._unfinished.add(token)
         try:
             future = super().run_in_executor(executor, job, *args)
         except BaseException:
             self._in_flight -= 1
+            self._unfinished.discard(token)
             raise
-        future.add_done_callback(self._job_done)
+        future.add_done_callback(lambda _: self._job_done(token))
         return future
 
-    def _job_done(self, _: asyncio.Future[Any]) -> None:
+    def _job_done(self, token: object) -> None:
         self._in_flight -= 1
+        self._unfinished.discard(token)  # a job that never ran (its executor shut down) is done too
 
     @property
     def jobs_in_flight(self) -> int:
         """Executor jobs handed out through ``run_in_executor`` whose results the loop has not taken yet."""
         return self._in_flight
 
-    def may_skip(self, besides: int | None = None) -> bool:
+    def may_skip(self, besides: int | None = None, *, loop_blocked: bool = False) -> bool:
         """True when nothing but a timer can wake the loop: no executor job in flight (but the one ``besides``,
         the thread asking, runs), no file descriptor beyond the loop's own and no thread at work but the loop's
-        (or ``besides``)."""
-        if self._in_flight > (1 if besides is not None and besides in self._job_threads else 0):
+        (or ``besides``). ``loop_blocked``: the loop's own thread asks from inside ``time.sleep``, so a job
+        that has finished cannot reach it before the sleep ends, posted or not."""
+        jobs = len(self._unfinished) if loop_blocked else self._in_flight
+        if jobs > (1 if besides is not None and besides in self._job_threads else 0):
             return False
         if set(self._selector.get_map().keys()) - self._own_fds:  # type: ignore[attr-defined]
             return False
@@ -188,24 +198,37 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         return all(_thread_is_idle(frame) for ident, frame in frames.items() if ident != asking)
 
     def sleep_on_loop_thread(self, seconds: float) -> bool:
-        """``time.sleep`` on this loop's thread: skipped (True) when the loop may skip, else not (False)."""
-        if threading.get_ident() != self._owner or not self.may_skip():
+        """``time.sleep`` on this loop's thread: done here (True), skipped from the moment the loop may skip;
+        False when this is not the loop's thread."""
+        if threading.get_ident() != self._owner:
             return False
-        self.advance(max(0.0, seconds))
+        self.real_wait_s += _sleep_until_skippable(
+            seconds, lambda _left: self.may_skip(loop_blocked=True), self.advance
+        )
         return True
 
     def sleep_in_a_thread(self, seconds: float) -> bool:
-        """``time.sleep`` in another thread (a sync client's retry in ``asyncio.to_thread``): skipped when
-        every other thread, the loop's included, only waits, and no timer of the loop is due before the sleep
-        would end (a background thread's long sleep must not move the loop past its own timers); the loop is
-        woken to see its timers anew."""
-        if self.is_closed() or not self.is_running() or not self.may_skip(besides=threading.get_ident()):
+        """``time.sleep`` in another thread (a sync client's retry in ``asyncio.to_thread``): done here (True),
+        skipped from the moment every other thread, the loop's included, only waits and no timer of the loop
+        is due before the sleep would end (a background thread's long sleep must not move the loop past its
+        own timers); the loop is then woken to see its timers anew. False when the loop is not running."""
+        if self.is_closed() or not self.is_running():
             return False
-        seconds = max(0.0, seconds)
-        if self.time() + seconds > self._next_timer():
-            return False
-        self.advance(seconds)
-        self.call_soon_threadsafe(_nothing)
+        asking = threading.get_ident()
+
+        def skippable(left: float) -> bool:
+            return (
+                not self.is_closed()
+                and self.may_skip(besides=asking)
+                and self.time() + left <= self._next_timer()
+            )
+
+        def skip(left: float) -> None:
+            self.advance(left)
+            with contextlib.suppress(RuntimeError):  # closed meanwhile: nobody to wake
+                self.call_soon_threadsafe(_nothing)
+
+        _sleep_until_skippable(seconds, skippable, skip)
         return True
 
     def _next_timer(self) -> float:
@@ -224,14 +247,45 @@ def _nothing() -> None:
     """Scheduled from another thread only to wake the loop."""
 
 
+SLEEP_RECHECK_MAX_S = 0.05
+"""A sleep that cannot be skipped yet looks again after SETTLE_S, doubling up to this."""
+
+
+def _sleep_until_skippable(
+    seconds: float, skippable: Callable[[float], bool], skip: Callable[[float], None]
+) -> float:
+    """Sleep ``seconds``: really while ``skippable(left)`` says no, then skip what is left. A thread just
+    woken (the loop that handed a job out, not yet back in its selector) is busy for a moment: looking again
+    after a short real wait, as the selector does, keeps that moment from costing the whole sleep.
+    Returns the seconds really slept."""
+    seconds = max(0.0, seconds)
+    started = time.monotonic()
+    deadline = started + seconds
+    wait = SETTLE_S
+    while (left := deadline - time.monotonic()) > 0:
+        if skippable(left):
+            skip(left)
+            break
+        _real_sleep(min(wait, left))
+        wait = min(wait * 2, SLEEP_RECHECK_MAX_S)
+    return min(time.monotonic() - started, seconds)
+
+
 def _virtual_sleep(seconds: float | SupportsIndex) -> None:
+    try:
+        length = float(seconds)
+    except (TypeError, ValueError, OverflowError):
+        length = -1.0
+    if not length >= 0:  # negative, NaN, not a number: time.sleep's own error, as without us
+        _real_sleep(seconds)
+        return
     own = _active.get(threading.get_ident())
     if own is not None:
-        if own.sleep_on_loop_thread(float(seconds)):
+        if own.sleep_on_loop_thread(length):
             return
     elif len(_active) == 1:  # another thread of the one running loop (several: whose clock? sleep really)
         for loop in list(_active.values()):
-            if loop.sleep_in_a_thread(float(seconds)):
+            if loop.sleep_in_a_thread(length):
                 return
     _real_sleep(seconds)
 
