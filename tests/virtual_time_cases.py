@@ -311,7 +311,9 @@ def test_a_sleep_in_a_job_is_skipped_once_the_loop_that_handed_it_out_waits() ->
 
     async def hands_out_then_computes() -> float:
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, int)  # the pool's thread exists and waits: the next job starts at once
+        await loop.run_in_executor(
+            None, int
+        )  # the pool's thread exists and waits: the next job starts at once
         started = loop.time()
         job = loop.run_in_executor(None, time.sleep, 1.5)
         _compute(0.1)  # the job's thread gets the GIL in here and starts sleeping
@@ -338,6 +340,24 @@ def test_a_sleep_on_the_loop_thread_is_skipped_once_the_job_it_handed_out_is_don
     assert run_virtual(sleeps_beside_a_job(), on_loop=loops.append) >= 1.5
     assert loops[0].skipped_s > 1.2
     assert 0.05 < loops[0].real_wait_s < 1.0
+
+
+def test_waiting_on_the_limit_alone_is_not_counted_as_real_waiting() -> None:
+    """A job at work while only the harness's limit is pending: the loop waits for the job, which virtual
+    time never skips, so the summary's "real waiting" (timers left unskipped) does not count it."""
+    loops: list[VirtualTimeLoop] = []
+
+    def on_loop(loop: VirtualTimeLoop) -> None:
+        loops.append(loop)
+        loop.hard_deadline = loop.time() + LIMIT
+
+    async def waits_for_a_job() -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.wait_for(loop.run_in_executor(None, _compute, 0.2), LIMIT)
+
+    run_virtual(waits_for_a_job(), on_loop=on_loop)
+    assert loops[0].real_wait_s == 0.0
+    assert loops[0].skipped_s == 0.0
 
 
 def test_a_socket_is_read_while_callbacks_keep_the_loop_busy() -> None:

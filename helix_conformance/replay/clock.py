@@ -103,7 +103,8 @@ class _VirtualSelector(selectors.BaseSelector):
         ready = self.real.select(0)
         if ready:
             return ready
-        if loop.time() + timeout < loop.hard_deadline and loop.may_skip():
+        timer = loop.time() + timeout < loop.hard_deadline  # else the harness's limit, never jumped to
+        if timer and loop.may_skip():
             # A thread just woken (a job handed to a pool) still shows the frame it waited in until it gets
             # the GIL: a short real wait lets it start (or post its result) before the idle check is trusted.
             ready = self.real.select(min(timeout, SETTLE_S))
@@ -113,7 +114,8 @@ class _VirtualSelector(selectors.BaseSelector):
             return []
         started = time.monotonic()
         ready = self.real.select(timeout)
-        loop.real_wait_s += time.monotonic() - started
+        if timer:  # a wait on the limit alone (a job at work, a hang) is not a timer virtual time left out
+            loop.real_wait_s += time.monotonic() - started
         return ready
 
 
@@ -127,7 +129,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self.skipped_s = 0.0
         """Virtual seconds the loop jumped over (no wall time spent)."""
         self.real_wait_s = 0.0
-        """Wall seconds the loop blocked on a timer because something real might still wake it."""
+        """Wall seconds the loop blocked on a timer of the adapter's (not the harness's limit) because something
+        real might still wake it."""
         self._owner: int | None = None
         self._own_fds: set[int] = set()
         self._in_flight = 0

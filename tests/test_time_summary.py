@@ -1,0 +1,94 @@
+"""The summary's time lines (reporting/summary.time_lines), as a user sees them: the adapter's timers that
+virtual time skipped, and the real waiting it could not skip, where a wait on the harness's limit alone (a job
+at work) is not counted."""
+
+from __future__ import annotations
+
+import pytest
+from plugin_runs import clear_helix_environment, output, run
+
+ADAPTERS = '''
+import asyncio
+import time
+
+from helix_conformance.contract import AdapterSpec
+from reference_adapters.openai_chat import OpenAIChatAdapter
+
+
+def _compute(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+class Patient(OpenAIChatAdapter):
+    """Waits 8 s on a timer before every step: skipped."""
+
+    async def generate_step(self, input):
+        await asyncio.sleep(8)
+        return await super().generate_step(input)
+
+
+class TimerBesideWork(OpenAIChatAdapter):
+    """A 1.5 s timer while a thread computes: the timer cannot be skipped, so it is waited really."""
+
+    async def generate_step(self, input):
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(loop.run_in_executor(None, _compute, 1.6), asyncio.sleep(1.5))
+        return await super().generate_step(input)
+
+
+class WorkOnly(OpenAIChatAdapter):
+    """Waits for a thread's 1.5 s of work with no timer of its own: nothing virtual time could skip."""
+
+    async def generate_step(self, input):
+        await asyncio.get_running_loop().run_in_executor(None, _compute, 1.5)
+        return await super().generate_step(input)
+
+
+def _spec(name, cls):
+    return AdapterSpec(
+        name=name,
+        factory=lambda ctx: cls(api_key=ctx.api_key, base_url=ctx.base_url),
+        wire_profile="openai-chat",
+        model="gpt-4o-mini",
+        capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"}),
+    )
+
+
+patient = _spec("patient", Patient)
+timer_beside_work = _spec("timer-beside-work", TimerBesideWork)
+work_only = _spec("work-only", WorkOnly)
+'''
+
+ONE_ITEM = ("-k", "text_basic and HARN-01", "--helix-workers=1")
+
+
+@pytest.fixture
+def adapters(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    clear_helix_environment(monkeypatch)
+    pytester.makepyfile(time_adapters=ADAPTERS)
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path), prepend=":")
+    return pytester
+
+
+def test_skipped_timers_are_summed_in_the_summary(adapters: pytest.Pytester) -> None:
+    result = run(adapters, "--adapter=time_adapters:patient", *ONE_ITEM)
+    text = output(result)
+    assert result.ret == 0, text
+    assert "virtual time: 8.0 s of the adapter's timers" in text
+    assert "real waiting" not in text
+
+
+def test_a_timer_beside_a_busy_thread_is_real_waiting(adapters: pytest.Pytester) -> None:
+    result = run(adapters, "--adapter=time_adapters:timer_beside_work", *ONE_ITEM)
+    text = output(result)
+    assert result.ret == 0, text
+    assert "real waiting: 1." in text
+
+
+def test_waiting_for_a_thread_alone_is_not_real_waiting(adapters: pytest.Pytester) -> None:
+    result = run(adapters, "--adapter=time_adapters:work_only", *ONE_ITEM)
+    text = output(result)
+    assert result.ret == 0, text
+    assert "real waiting" not in text
