@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .adapters import AdapterNotFound, ResolvedAdapter, name_of, resolve_adapter
 from .baseline import Baseline
-from .checks.context import HarnessSettings
+from .checks.context import HarnessSettings, RunTicket
 from .contract.spec import AdapterSpec
 from .gate import Gate, session_errors
 from .replay.runner import ScenarioRun
@@ -23,7 +23,7 @@ from .reporting.format import verdict_text
 from .reporting.json_report import build_report
 from .reporting.outcomes import ItemOutcome, OutcomeLog, Status
 from .reporting.safety import protect_env
-from .suite import SuiteRunner, missing_cassettes_problem, plan_suite
+from .suite import PlannedCheck, SuiteRunner, missing_cassettes_problem, plan_suite
 
 if TYPE_CHECKING:
     from .worker.launch import Opened
@@ -48,6 +48,10 @@ class Isolation:
     executor: Callable[..., ScenarioRun] | None = None
     explicit: bool = False
     """The caller chose the mode (``in_process=``, a name) rather than the fallback rule."""
+    submit: Callable[..., RunTicket] | None = None
+    """Sends a run ahead (worker/pool.py): set when the adapter's runs go to a pool of workers."""
+    workers: tuple[int, str] | None = None
+    """The pool's size and where it came from (``argument``, ``default``), as the report's settings show it."""
 
     @property
     def gate(self) -> bool:
@@ -55,7 +59,11 @@ class Isolation:
 
 
 def isolate(
-    subject: AdapterSpec | str, *, adapter: str | None = None, in_process: bool | None = None
+    subject: AdapterSpec | str,
+    *,
+    adapter: str | None = None,
+    in_process: bool | None = None,
+    workers: int | None = None,
 ) -> Isolation:
     """Decide where ``subject`` runs. A name (``"openai"``, ``"pkg.mod:spec"``, ``"node:a.mjs"``, ``"cmd:..."``)
     or a spec found by identity in its factory's module (or named by ``adapter``) runs in a worker; any other
@@ -89,7 +97,7 @@ def isolate(
             )
             return in_process_isolation(spec, None, why)
     assert name is not None
-    from .worker.launch import shared
+    from .worker.launch import default_workers, shared
 
     try:
         opened = shared(name)
@@ -106,13 +114,20 @@ def isolate(
         return in_process_isolation(
             spec, None, f"{name} differs in a fresh import ({differs}): it was changed at run time"
         )
-    return isolated(opened, explicit=named)
+    return isolated(
+        opened, explicit=named, workers=(workers, "argument") if workers else (default_workers(), "default")
+    )
 
 
-def isolated(opened: Opened, *, explicit: bool = True) -> Isolation:
-    """The isolation of an adapter started by ``worker.launch``: its runs go to that process."""
+def isolated(opened: Opened, *, explicit: bool = True, workers: tuple[int, str] | None = None) -> Isolation:
+    """The isolation of an adapter started by ``worker.launch``: its runs go to that process or, given
+    ``workers`` (a size and its source), to a pool of that many Python workers that runs them ahead while the
+    checks judge."""
     note = f"isolated: the adapter runs in {opened.describe()}"
-    return Isolation(opened.resolved, opened.mode, note, opened.worker.run_scenario, explicit)
+    pool = opened.pool(workers[0]) if workers else None
+    if pool is None:
+        return Isolation(opened.resolved, opened.mode, note, opened.worker.run_scenario, explicit)
+    return Isolation(opened.resolved, opened.mode, note, pool.run_scenario, explicit, pool.submit, workers)
 
 
 def in_process_isolation(
@@ -191,34 +206,17 @@ def run_suite(
         and (wanted_scenarios is None or p.scenario.id in wanted_scenarios)
     ]
     gate = Gate(strict, baseline)
-    settings = HarnessSettings(timeout=timeout, examples=examples, seed=seed, executor=isolation.executor)
-    runner = SuiteRunner(spec, settings, cassette_dir)
+    settings = HarnessSettings(
+        timeout=timeout, examples=examples, seed=seed, executor=isolation.executor, submit=isolation.submit
+    )
+    runner = SuiteRunner(spec, settings, cassette_dir, look_ahead=True)
     runner.expect(planned)
     log = OutcomeLog()
     log.notes.append(isolation.note)
-    for item in planned:
-        started = time.monotonic()
-        verdict = gate.judge(item, runner.run(item))
-        status: Status = verdict.status or STATUS_OF[verdict.action]
-        log.record(
-            ItemOutcome(
-                f"helix-conformance::test_conformance[{item.test_id}]",
-                item.clause,
-                item.scenario.id,
-                item.profile,
-                item.level,
-                status,
-                verdict_text(verdict, item.level, requested or spec.name),
-                time.monotonic() - started,
-                item.scenario.requires | item.check.requires,
-                verdict.baseline_reason,
-                verdict.failure.message if verdict.action == "fail" and verdict.failure else "",
-            )
-        )
-        stop = runner.stop_reason()
-        if stop:  # the pytest front end stops here too (checks/root.common_cause)
-            log.gate_errors.append(stop)
-            break
+    try:
+        _judge(planned, runner, gate, log, requested or spec.name)
+    finally:
+        runner.close()  # what was sent ahead and not asked for: a kept worker starts the next call clean
     log.gate_errors.extend(
         session_errors(
             log, spec.capabilities, everything_selected=len(planned) == len(full) and not runner.stop_reason()
@@ -241,12 +239,42 @@ def run_suite(
         "helix_seed": (seed, "argument"),
         "helix_in_process": (not isolation.gate, _source(isolation)),
     }
+    if isolation.workers is not None:
+        options["helix_workers"] = isolation.workers
     report = build_report(log, resolved, options, strict=strict, exitstatus=exit_status, baseline=baseline)
     report["passed"] = exit_status == 0
     report["isolation"] = {"mode": isolation.mode, "gate": isolation.gate, "note": isolation.note}
     word = "PASS" if report["passed"] else "FAIL"
     report["verdict_text"] = word if isolation.gate else f"{word} ({IN_PROCESS_NOTE})"
     return report
+
+
+def _judge(planned: list[PlannedCheck], runner: SuiteRunner, gate: Gate, log: OutcomeLog, name: str) -> None:
+    """Run and judge the planned checks in order, into ``log``; stop where the pytest front end stops too
+    (checks/root.common_cause)."""
+    for item in planned:
+        started = time.monotonic()
+        verdict = gate.judge(item, runner.run(item))
+        status: Status = verdict.status or STATUS_OF[verdict.action]
+        log.record(
+            ItemOutcome(
+                f"helix-conformance::test_conformance[{item.test_id}]",
+                item.clause,
+                item.scenario.id,
+                item.profile,
+                item.level,
+                status,
+                verdict_text(verdict, item.level, name),
+                time.monotonic() - started,
+                item.scenario.requires | item.check.requires,
+                verdict.baseline_reason,
+                verdict.failure.message if verdict.action == "fail" and verdict.failure else "",
+            )
+        )
+        stop = runner.stop_reason()
+        if stop:
+            log.gate_errors.append(stop)
+            return
 
 
 def _source(isolation: Isolation) -> str:

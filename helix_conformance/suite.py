@@ -285,6 +285,13 @@ class SuiteRunner:
         cause = common_cause(settled)
         return stop_message(cause, len(self.roots)) if cause else None
 
+    def close(self) -> None:
+        """Drop what is still sent ahead (a run that stopped early, a selection): a worker kept for the next
+        call (``run_conformance``) then starts it with nothing of this run queued."""
+        while self._sessions:
+            _, session = self._sessions.popitem()
+            session.close()
+
     def run(self, item: PlannedCheck) -> CheckOutcome:
         if item.skip_reason:
             return CheckOutcome("skipped", reason=item.skip_reason)

@@ -106,13 +106,16 @@ def run_conformance(
     baseline: Path | None = None,
     adapter: str | None = None,
     in_process: bool | None = None,
+    workers: int | None = None,
 ) -> dict[str, Any]:
     """Run the suite (or the named clauses/scenarios of it) without pytest; return the report.
 
     ``spec`` is an AdapterSpec or a name as for ``pytest --adapter`` (``"openai"``, ``"pkg.mod:spec"``,
     ``"node:adapter.mjs"``, ``"cmd:python my_driver.py"``). The adapter runs in a worker process of its own,
     as under pytest, whenever it can be named for the worker to import: a name, a spec that is a module-level
-    attribute of its factory's module, or ``adapter="pkg.mod:attr"``. A spec built at run time (a closure,
+    attribute of its factory's module, or ``adapter="pkg.mod:attr"``. ``workers`` is ``--helix-workers``: how
+    many such processes run the runs ahead while the checks judge (default 2 with two or more CPUs, 1 inside
+    a pytest-xdist worker); they are kept for the next call with the same adapter. A spec built at run time (a closure,
     ``dataclasses.replace``, a lambda) runs in the calling process and the report says
     "in-process: not a gate"; ``in_process=True`` asks for that (debugging), ``in_process=False`` refuses it.
 
@@ -125,7 +128,7 @@ def run_conformance(
     ``--helix-baseline``. A name that resolves to nothing raises ``ConformanceUsageError`` (a ValueError).
     Render it with ``helix_conformance.reporting.writers.renderer("html")(report)``.
     """
-    from .standalone import isolate, run_suite
+    from .standalone import ConformanceUsageError, isolate, run_suite
 
     known = None
     if baseline is not None:
@@ -133,7 +136,9 @@ def run_conformance(
         from .scenarios import SCENARIOS
 
         known = load_baseline(Path(baseline), (s.id for s in SCENARIOS))
-    isolation = isolate(spec, adapter=adapter, in_process=in_process)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ConformanceUsageError(f"run_conformance: workers must be a positive integer, not {workers!r}")
+    isolation = isolate(spec, adapter=adapter, in_process=in_process, workers=workers)
     return run_suite(
         isolation.resolved.spec,
         clauses=clauses,

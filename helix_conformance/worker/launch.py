@@ -9,9 +9,9 @@ import atexit
 import os
 import sys
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..adapters import CMD_PREFIX, AdapterNotFound, DriverCommand, ResolvedAdapter, parse_command
 from .client import AdapterWorker, DriverRedirect, WorkerStartError
@@ -19,6 +19,9 @@ from .driver import DriverWorker
 from .node import NOT_APPLICABLE as NODE_NOT_APPLICABLE
 from .node import PREFIX as NODE_PREFIX
 from .node import node_command
+
+if TYPE_CHECKING:
+    from .pool import WorkerPool
 
 DRIVER_NOT_APPLICABLE: dict[str, str] = {
     "NT-03": "not applicable to an adapter run by a driver: NT-03 cancels the asyncio task running "
@@ -38,6 +41,20 @@ class Opened:
     worker: AdapterWorker | DriverWorker
     resolved: ResolvedAdapter
     mode: Literal["worker", "driver"]
+    _pool: WorkerPool | None = field(default=None, repr=False)
+
+    def pool(self, size: int) -> WorkerPool | None:
+        """The runs' pool of ``size`` Python workers, this one first (None for a driver, which runs one run at
+        a time): made on first use, kept and resized with the process, so later calls reuse what started."""
+        if not isinstance(self.worker, AdapterWorker):
+            return None
+        if self._pool is None:
+            from .pool import WorkerPool
+
+            self._pool = WorkerPool(self.worker, size)
+        else:
+            self._pool.resize(size)
+        return self._pool
 
     def describe(self) -> str:
         """``a worker process (python 3.11.7, pid 123)``: the mode, for headers and notes."""
@@ -48,7 +65,17 @@ class Opened:
         return f"a driver process of its own ({runtime}, pid {ready.get('pid')})"
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
         self.worker.close()
+
+
+def default_workers() -> int:
+    """``run_conformance``'s workers, as ``--helix-workers`` defaults: two where two CPUs are free for them,
+    one inside a pytest-xdist worker (xdist uses the CPUs)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return 1
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 
 def open_adapter(requested: str, *, cwd: str | None = None) -> Opened:

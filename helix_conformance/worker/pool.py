@@ -134,6 +134,20 @@ class WorkerPool:
         for slot in self.slots:
             slot.worker.close()
 
+    def resize(self, size: int) -> None:
+        """``size`` workers from now on (``run_conformance`` called again with other ``workers``): new ones start
+        when needed; the ones beyond are stopped unless a run someone waits for is in them (the first, the
+        session's, always stays)."""
+        size = max(size, 1)
+        first = self.slots[0].worker
+        while len(self.slots) < size:
+            self.slots.append(_Slot(AdapterWorker(first.adapter, sys_path=first.sys_path, cwd=first.cwd)))
+        for slot in self.slots[size:]:
+            if any(t.state not in ("cancelled", "done") for t in slot.held):
+                continue
+            slot.worker.kill()  # only what no one asks for any more is in it
+            self.slots.remove(slot)
+
     # --- what the session calls ------------------------------------------------------------------------
 
     def run_scenario(
