@@ -185,13 +185,7 @@ class ReplayServer:
                 if not self._before_chunk(sock, index, i):
                     self._closed(index)
                     return False
-                self.trace.add(
-                    "chunk",
-                    args=(piece,),
-                    interaction=index,
-                    chunk_index=i,
-                    last=fault is None and i == len(chunks) - 1,
-                )
+                self.trace.add_chunk(piece, index, i, fault is None and i == len(chunks) - 1)
                 sock.sendall(chunk(piece))
             if fault is not None:
                 self.trace.add("fault", name=fault.kind, interaction=index)

@@ -74,6 +74,24 @@ class Trace:
             self.events.append(event)
             return event
 
+    def add_chunk(self, data: bytes, interaction: int, chunk_index: int, last: bool) -> None:
+        """``add("chunk", ...)`` without the keywords: a run delivers up to thousands (STR-10's byte-by-byte
+        split), and this is most of the harness's cost per chunk."""
+        with self._lock:
+            events = self.events
+            events.append(
+                TraceEvent(
+                    len(events),
+                    self._clock() - self._start,
+                    "chunk",
+                    "",
+                    (data,),
+                    interaction,
+                    chunk_index,
+                    last,
+                )
+            )
+
     def add_request(self, request: SentRequest) -> None:
         with self._lock:
             self.requests.append(request)

@@ -169,13 +169,8 @@ class _StreamBase:
         self.chunks, self.fault, self.closed = chunks, interaction.fault, False
 
     def _deliver(self, i: int) -> None:
-        self.replayer.trace.add(
-            "chunk",
-            args=(self.chunks[i],),  # the bytes, for `helix-conformance replay`
-            interaction=self.index,
-            chunk_index=i,
-            last=self.fault is None and i == len(self.chunks) - 1,
-        )
+        chunks = self.chunks  # the bytes go in the trace, for `helix-conformance replay`
+        self.replayer.trace.add_chunk(chunks[i], self.index, i, self.fault is None and i == len(chunks) - 1)
 
     def _fault_error(self) -> Exception | None:
         kind = self.fault.kind if self.fault else None
