@@ -112,6 +112,14 @@ def _rows(samples: dict[str, Samples], labels: list[str], workers: tuple[int, ..
                 verdict(slow.median / ref.median <= SLOW_RETRY_RATIO_TARGET),
             )
         )
+        same = got["openai-sdk"]
+        rows.append(
+            Row(
+                "  the same vs example openai-sdk (one SDK, its timers and client the only difference)",
+                f"{seconds(slow.median)} vs {seconds(same.median)}",
+                ratio=f"{slow.median / same.median:.2f}×",
+            )
+        )
         if label == "now":
             real = samples["now|sdk-defaults real time"]
             rows.append(
