@@ -9,6 +9,7 @@ its spread. A ratio is a ratio of medians.
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,9 +67,11 @@ def pytest_wall(
     *,
     env: dict[str, str] | None = None,
     ok: Sequence[int] = (0, 5),
+    cpu: list[float] | None = None,
 ) -> Callable[[], float]:
     """Wall time of one ``python -m pytest ARGS`` subprocess, failing loudly if pytest exits otherwise than
-    ``ok`` (0, or 5: a trivial project may collect nothing).
+    ``ok`` (0, or 5: a trivial project may collect nothing). ``cpu`` collects each run's CPU seconds (user +
+    system of pytest and every process it waited for: xdist's and the adapter's workers).
 
     The environment is passed through, plus ``env``; with PYTHONDONTWRITEBYTECODE=1 (set on our machine) every
     subprocess recompiles what it imports, on both sides of a comparison alike.
@@ -76,11 +79,15 @@ def pytest_wall(
     command = [sys.executable, "-m", "pytest", *args]
 
     def run() -> float:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(
             command, check=False, cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
         )
         elapsed = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if cpu is not None:
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if done.returncode not in ok:
             tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
             raise RuntimeError(f"{' '.join(command)} failed in {cwd} (exit {done.returncode}):\n{tail}")

@@ -60,18 +60,24 @@ def speed_rows(
         cwd = Path(tmp)
         shutil.copy(ADAPTERS_MODULE, cwd / "sdk_defaults.py")  # importable from the run's directory
         figures: dict[str, Callable[[], float]] = {}
+        cpu: dict[str, list[float]] = {}  # the CPU seconds of the xdist rows and their serial run
         for code in codes:
 
-            def wall(*args: str, ok: tuple[int, ...] = (0, 5), code: Version = code) -> Callable[[], float]:
-                return pytest_wall([*args, "-q", "-p", "no:randomly"], cwd, env=code.env, ok=ok)
+            def wall(
+                *args: str, ok: tuple[int, ...] = (0, 5), code: Version = code, cpu_of: str = ""
+            ) -> Callable[[], float]:
+                log = cpu.setdefault(cpu_of, []) if cpu_of else None
+                return pytest_wall([*args, "-q", "-p", "no:randomly"], cwd, env=code.env, ok=ok, cpu=log)
 
             for reference, example in EXAMPLES.items():
-                figures[f"{code.label}|{reference}"] = wall(f"--adapter={reference}")
+                cpu_of = f"{code.label}|openai" if reference == "openai" else ""
+                figures[f"{code.label}|{reference}"] = wall(f"--adapter={reference}", cpu_of=cpu_of)
                 figures[f"{code.label}|{example}"] = wall(f"--adapter={example}", ok=(0, 1))
             figures[f"{code.label}|sdk-defaults"] = wall("--adapter=sdk_defaults:spec", ok=(0, 1))
             figures[f"{code.label}|wrong-profile"] = wall("--adapter=sdk_defaults:wrong_profile", ok=(1,))
             for n in workers:
-                figures[f"{code.label}|openai -n {n}"] = wall("--adapter=openai", "-n", str(n))
+                key = f"{code.label}|openai -n {n}"
+                figures[key] = wall("--adapter=openai", "-n", str(n), cpu_of=key)
         figures["now|openai one worker"] = pytest_wall(
             ["--adapter=openai", "--helix-workers=1", "-q", "-p", "no:randomly"], cwd
         )
@@ -82,10 +88,13 @@ def speed_rows(
             ["--adapter=sdk_defaults:spec", "--helix-real-time", "-q"], cwd, ok=(0, 1)
         )
         samples = interleave(figures, rounds)
-    return _rows(samples, [c.label for c in codes], workers), list(samples.values())
+    cpu_samples = {key: Samples(tuple(values)) for key, values in cpu.items()}
+    return _rows(samples, cpu_samples, [c.label for c in codes], workers), list(samples.values())
 
 
-def _rows(samples: dict[str, Samples], labels: list[str], workers: tuple[int, ...]) -> list[Row]:
+def _rows(
+    samples: dict[str, Samples], cpu: dict[str, Samples], labels: list[str], workers: tuple[int, ...]
+) -> list[Row]:
     rows: list[Row] = []
     for label in labels:
         got = {key.split("|", 1)[1]: value for key, value in samples.items() if key.startswith(f"{label}|")}
@@ -149,8 +158,9 @@ def _rows(samples: dict[str, Samples], labels: list[str], workers: tuple[int, ..
                 verdict(wrong.median <= WRONG_PROFILE_TARGET_S),
             )
         )
+        serial_cpu = cpu[f"{label}|openai"].median
         for n in workers:
-            par = got[f"openai -n {n}"]
+            par, par_cpu = got[f"openai -n {n}"], cpu[f"{label}|openai -n {n}"].median
             rows.append(
                 Row(
                     f"pytest-xdist -n {n} vs serial (reference openai; {os.cpu_count()} CPUs here"
@@ -159,6 +169,13 @@ def _rows(samples: dict[str, Samples], labels: list[str], workers: tuple[int, ..
                     "< 1× (faster)",
                     f"{par.median / ref.median:.2f}×",
                     verdict(par.median < ref.median),
+                )
+            )
+            rows.append(
+                Row(
+                    "  its CPU (user + system of pytest and every worker) vs serial's",
+                    f"{seconds(par_cpu)} vs {seconds(serial_cpu)}",
+                    ratio=f"{par_cpu / serial_cpu:.2f}×",
                 )
             )
     return rows
