@@ -101,6 +101,15 @@ def clear_helix_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+def adapter_module(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, name: str, source: str
+) -> pytest.Pytester:
+    """``source`` as the module ``name``, importable by the runs' pytest and by its adapter workers."""
+    pytester.makepyfile(**{name: source})
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path), prepend=":")
+    return pytester
+
+
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--assert=plain", *args, timeout=SUBPROCESS_TIMEOUT

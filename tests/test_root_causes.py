@@ -11,7 +11,7 @@ from helix_conformance.contract import AdapterSpec
 from helix_conformance.reporting.causes import group_causes, render_causes
 from helix_conformance.reporting.outcomes import ItemOutcome, OutcomeLog
 from helix_conformance.testing import run_conformance
-from tests.plugin_runs import assert_no_crash, clear_helix_environment, output, run
+from tests.plugin_runs import adapter_module, assert_no_crash, clear_helix_environment, output, run
 
 ADAPTERS = '''
 from helix_conformance.contract import AdapterSpec, ErrorStepResult, HelixError
@@ -54,10 +54,7 @@ typo = _spec("typo", reference.factory, profile="openai-chatt")
 
 @pytest.fixture
 def adapters(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    clear_helix_environment(monkeypatch)
-    pytester.makepyfile(root_cause_adapters=ADAPTERS)
-    monkeypatch.setenv("PYTHONPATH", str(pytester.path), prepend=":")
-    return pytester
+    return adapter_module(pytester, monkeypatch, "root_cause_adapters", ADAPTERS)
 
 
 def test_a_missing_dependency_is_one_cause_and_stops_the_run_early(adapters: pytest.Pytester) -> None:

@@ -5,14 +5,15 @@ at work) is not counted."""
 from __future__ import annotations
 
 import pytest
-from plugin_runs import clear_helix_environment, output, run
+from plugin_runs import adapter_module, output, run
 
 ADAPTERS = '''
 import asyncio
+import dataclasses
 import time
 
-from helix_conformance.contract import AdapterSpec
 from reference_adapters.openai_chat import OpenAIChatAdapter
+from reference_adapters.openai_chat import spec as reference
 
 
 def _compute(seconds):
@@ -47,13 +48,7 @@ class WorkOnly(OpenAIChatAdapter):
 
 
 def _spec(name, cls):
-    return AdapterSpec(
-        name=name,
-        factory=lambda ctx: cls(api_key=ctx.api_key, base_url=ctx.base_url),
-        wire_profile="openai-chat",
-        model="gpt-4o-mini",
-        capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"}),
-    )
+    return dataclasses.replace(reference, name=name, factory=lambda ctx: cls(api_key=ctx.api_key, base_url=ctx.base_url))
 
 
 patient = _spec("patient", Patient)
@@ -66,10 +61,7 @@ ONE_ITEM = ("-k", "text_basic and HARN-01", "--helix-workers=1")
 
 @pytest.fixture
 def adapters(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    clear_helix_environment(monkeypatch)
-    pytester.makepyfile(time_adapters=ADAPTERS)
-    monkeypatch.setenv("PYTHONPATH", str(pytester.path), prepend=":")
-    return pytester
+    return adapter_module(pytester, monkeypatch, "time_adapters", ADAPTERS)
 
 
 def test_skipped_timers_are_summed_in_the_summary(adapters: pytest.Pytester) -> None:
