@@ -68,6 +68,7 @@ def _configure(config: pytest.Config, name: str) -> None:
 
     plugin = ConformancePlugin(config, resolved, options)
     from .worker.client import AdapterWorker
+    from .worker.driver import DriverWorker
 
     if isinstance(worker, AdapterWorker) and options["helix_record_mode"][0] == "none":
         from .worker.pool import WorkerPool, default_size
@@ -75,6 +76,13 @@ def _configure(config: pytest.Config, name: str) -> None:
         pool = WorkerPool(worker, options["helix_workers"][0] or default_size(config))
         config.add_cleanup(pool.close)
         plugin.settings.executor, plugin.settings.submit = pool.run_scenario, pool.submit
+    elif isinstance(worker, DriverWorker):
+        from .worker.driver_pool import DriverPool
+        from .worker.pool import default_size
+
+        drivers = DriverPool(worker, options["helix_workers"][0] or default_size(config))
+        config.add_cleanup(drivers.close)
+        plugin.settings.executor, plugin.settings.submit = drivers.run_scenario, drivers.submit
     elif worker is not None:
         plugin.settings.executor = worker.run_scenario
     config.pluginmanager.register(plugin, "helix-conformance-suite")

@@ -171,8 +171,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "helix-workers",
-        "adapter worker processes running scenarios side by side while pytest judges (default: 2 on a "
-        "machine with 2 or more CPUs, 1 in each pytest-xdist worker)",
+        "adapter worker processes (drivers, for node:/cmd: adapters) running scenarios side by side while "
+        "pytest judges (default: 2 on a machine with 2 or more CPUs, 1 in each pytest-xdist worker)",
         None,
         _positive_int,
         metavar="N",

@@ -121,8 +121,8 @@ def isolate(
 
 def isolated(opened: Opened, *, explicit: bool = True, workers: tuple[int, str] | None = None) -> Isolation:
     """The isolation of an adapter started by ``worker.launch``: its runs go to that process or, given
-    ``workers`` (a size and its source), to a pool of that many Python workers that runs them ahead while the
-    checks judge."""
+    ``workers`` (a size and its source), to a pool of that many processes of the adapter (Python workers or
+    drivers) that runs them ahead while the checks judge."""
     note = f"isolated: the adapter runs in {opened.describe()}"
     pool = opened.pool(workers[0]) if workers else None
     if pool is None:

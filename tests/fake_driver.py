@@ -5,7 +5,9 @@ names nothing, as for ``--adapter=cmd:...``, the ``--adapter NAME`` of its comma
 over HTTP, and speaks exactly what docs/worker-protocol.md (version 2) says a driver speaks.
 Modes break it on purpose: ``dies`` (exits after the first callback), ``hangs`` (never answers the run),
 ``garbage`` (writes a line that is not JSON), ``invalid`` (returns a result RES-01 must reject), ``buffers``
-(reports every callback only once the step returned: STR-02 must fail), ``loadfail`` (hello fails).
+(reports every callback only once the step returned: STR-02 must fail), ``loadfail`` (hello fails). ``meets``
+proves runs overlap in separate drivers: a run leaves its pid in ``$HELIX_FAKE_MEETING`` and waits (up to 20 s)
+for another driver's pid there, and leaves ``PID.met`` if one came.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -102,6 +105,8 @@ class Driver:
         run_id, raw, ctx = msg["id"], msg["input"], msg["context"]
         if self.mode == "hangs":
             await asyncio.sleep(3600)
+        if self.mode == "meets":
+            await self.meet(Path(os.environ["HELIX_FAKE_MEETING"]))
         if self.mode == "garbage":
             with LOCK:
                 os.write(OUT, b"this is not json\n")
@@ -176,6 +181,14 @@ class Driver:
             send("returned", id=run_id, step=step, result=data, inputBefore=raw, inputAfter=raw, stepMs=1.0)
         await asyncio.sleep(float(msg.get("lateWaitMs") or 1) / 1000)
         send("done", id=run_id, pending=None, uncaught=[])
+
+    async def meet(self, room: Path) -> None:
+        (room / str(os.getpid())).touch()
+        for _ in range(2000):
+            if any(p.name.isdigit() and p.name != str(os.getpid()) for p in room.iterdir()):
+                (room / f"{os.getpid()}.met").touch()
+                return
+            await asyncio.sleep(0.01)
 
     def abort(self, msg: dict[str, Any]) -> None:
         controller = self.controllers.get(msg.get("id"))

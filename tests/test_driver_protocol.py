@@ -43,7 +43,11 @@ def openai_driver() -> Iterator[DriverWorker]:
 
 
 def outcomes(
-    executor: Any, scenarios: set[str], clauses: set[str] | None = None, adapter: str = "openai"
+    executor: Any,
+    scenarios: set[str],
+    clauses: set[str] | None = None,
+    adapter: str = "openai",
+    submit: Any = None,
 ) -> dict[str, str]:
     spec = resolve_adapter(adapter).spec
     planned = [
@@ -51,7 +55,7 @@ def outcomes(
         for p in plan_suite(spec, None, node.NOT_APPLICABLE)
         if p.scenario.id in scenarios and (clauses is None or p.clause in clauses)
     ]
-    runner = SuiteRunner(spec, HarnessSettings(timeout=6.0, examples=1, executor=executor))
+    runner = SuiteRunner(spec, HarnessSettings(timeout=6.0, examples=1, executor=executor, submit=submit))
     runner.expect(planned)
     return {p.test_id: runner.run(p).outcome for p in planned}
 

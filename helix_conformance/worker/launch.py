@@ -21,6 +21,7 @@ from .node import PREFIX as NODE_PREFIX
 from .node import node_command
 
 if TYPE_CHECKING:
+    from .driver_pool import DriverPool
     from .pool import WorkerPool
 
 DRIVER_NOT_APPLICABLE: dict[str, str] = {
@@ -41,17 +42,21 @@ class Opened:
     worker: AdapterWorker | DriverWorker
     resolved: ResolvedAdapter
     mode: Literal["worker", "driver"]
-    _pool: WorkerPool | None = field(default=None, repr=False)
+    _pool: WorkerPool | DriverPool | None = field(default=None, repr=False)
 
-    def pool(self, size: int) -> WorkerPool | None:
-        """The runs' pool of ``size`` Python workers, this one first (None for a driver, which runs one run at
-        a time): made on first use, kept and resized with the process, so later calls reuse what started."""
-        if not isinstance(self.worker, AdapterWorker):
-            return None
+    def pool(self, size: int) -> WorkerPool | DriverPool:
+        """The runs' pool of ``size`` processes of the adapter, this one first (Python workers, or drivers
+        each driven by a thread): made on first use, kept and resized with the process, so later calls reuse
+        what started."""
         if self._pool is None:
-            from .pool import WorkerPool
+            if isinstance(self.worker, AdapterWorker):
+                from .pool import WorkerPool
 
-            self._pool = WorkerPool(self.worker, size)
+                self._pool = WorkerPool(self.worker, size)
+            else:
+                from .driver_pool import DriverPool
+
+                self._pool = DriverPool(self.worker, size)
         else:
             self._pool.resize(size)
         return self._pool
