@@ -3,6 +3,7 @@
     python benchmarks/run.py            # full: every reference adapter, 3 rounds (about 4 minutes)
     python benchmarks/run.py --quick    # smoke run: the mock adapter, small streams, 1 round
     python benchmarks/run.py --speed --before HEAD~5   # only the speed rows, this checkout vs a commit
+    python benchmarks/run.py --drivers --rounds 1      # one driver vs a pool (minutes: real time)
 
 Every compared figure is measured side by side in the same run, interleaved; values are medians of the
 rounds with their spread (±), and the last line says how noisy the machine was. See benchmarks/README.md
@@ -17,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from driver_bench import driver_rows
 from measure import Row, Samples, machine_note, render
 from parsing import parsing_rows
 from plugin_cost import plugin_rows
@@ -40,6 +42,13 @@ def main(argv: list[str] | None = None) -> int:
         help="only the speed rows (SDK examples vs reference, SDK defaults, wrong profile, xdist)",
     )
     parser.add_argument("--before", metavar="REV", help="also measure the speed rows on this git commit")
+    parser.add_argument(
+        "--drivers",
+        nargs="?",
+        const="",
+        metavar="ADAPTER",
+        help="only the driver rows: one driver vs a pool, for ADAPTER (node:/cmd:; default: the fake driver)",
+    )
     args = parser.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 3)
     adapters = args.adapters or (["mock"] if args.quick else REFERENCE_ADAPTERS)
@@ -53,9 +62,11 @@ def main(argv: list[str] | None = None) -> int:
         lambda: parsing_rows(PROVIDERS, events, rounds if args.quick else rounds + 2),
         lambda: replay_rows(events, rounds),
     ]
-    if args.speed:
+    if args.speed or args.drivers is not None:
         producers = []
-    if args.speed or not args.quick:  # minutes per round: not part of the smoke run
+    if args.drivers is not None:  # minutes per round, in real time: only on request
+        producers.append(lambda: driver_rows(rounds, args.drivers or None))
+    elif args.speed or not args.quick:  # minutes per round: not part of the smoke run
         producers.append(lambda: speed_rows(rounds, args.before))
     for produce in producers:
         new_rows, new_samples = produce()
