@@ -4,6 +4,7 @@ nothing is left running when the pool closes. Against the Python driver of tests
 
 from __future__ import annotations
 
+import ast
 import sys
 import threading
 from pathlib import Path
@@ -14,11 +15,13 @@ from test_driver_protocol import FAKE, ROOT, outcomes
 
 from helix_conformance.adapters import resolve_adapter
 from helix_conformance.checks.context import HarnessSettings
+from helix_conformance.contract import ToolCallsStepResult
 from helix_conformance.replay.runner import RunOptions
 from helix_conformance.suite import SuiteRunner, plan_suite, profile_for
 from helix_conformance.worker.client import AdapterProcessEnded
 from helix_conformance.worker.driver import DriverWorker
 from helix_conformance.worker.driver_pool import DriverPool
+from helix_conformance.worker.helix_json import HelixDecoder
 
 
 def pool(mode: str = "", size: int = 2) -> DriverPool:
@@ -123,6 +126,25 @@ def test_resize_stops_the_drivers_beyond_and_keeps_the_first() -> None:
         assert drivers.run_scenario(*run_call()).results
     finally:
         drivers.close()
+
+
+def test_decoding_in_a_driver_thread_never_parses_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPython 3.11 keeps its AST state per interpreter: an ``ast.parse`` in a driver's thread while pytest
+    formats a failure in the main thread ended the session (INTERNALERROR, "AST constructor recursion depth
+    mismatch"). Filling absent defaults once asked pydantic for the factory's signature, which parses."""
+
+    parsed: list[object] = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda *args, **kwargs: parsed.append(args) or real(*args, **kwargs))
+    result = HelixDecoder().result(
+        {"type": "tool_calls", "toolCalls": [], "thinking": {"content": "hm"}, "shouldStop": False}
+    )
+    monkeypatch.undo()  # pytest parses to show a failure
+    assert parsed == []
+    assert isinstance(result, ToolCallsStepResult)
+    assert result.thinking is not None
+    assert result.thinking.redacted == []
+    assert result.sub_agent_calls == []
 
 
 def _wait_until(condition: Any, limit: float = 20.0) -> None:

@@ -9,7 +9,10 @@ an exception in the harness. Errors with the same driver ``ref`` become the same
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
+
+from pydantic.fields import FieldInfo
 
 from ..contract import (
     ErrorStepResult,
@@ -143,7 +146,7 @@ class HelixDecoder:
             key = info.alias if info.alias in data else name if name in data else None
             if key is None:
                 if not info.is_required():
-                    fields[name] = info.get_default(call_default_factory=True)
+                    fields[name] = _default(info)
                 continue
             used.add(key)
             fields[name] = self._field(name, data[key])
@@ -182,3 +185,13 @@ def _js_error(name: str, message: str) -> Exception:
     """An exception whose class is named as the JavaScript one (``javascript.TypeError``)."""
     cls: type[Exception] = _stand_in_class(Exception, JS_MODULE, name, _CLASSES)
     return cls(message)
+
+
+def _default(info: FieldInfo) -> Any:
+    """A field's default without ``FieldInfo.get_default(call_default_factory=True)``, which inspects the
+    factory's signature, parsing builtins' text signatures with ``ast``: CPython 3.11's AST state is per
+    interpreter, so a parse in a driver thread while pytest formats a failure (``ast.parse`` too) ends the
+    session with "AST constructor recursion depth mismatch". The contract's factories take no argument."""
+    if info.default_factory is None:
+        return info.get_default()
+    return cast("Callable[[], Any]", info.default_factory)()

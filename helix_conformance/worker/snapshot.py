@@ -191,10 +191,11 @@ class UnreadableResult(Foreign):
 
 def _stand_in_class(base: type, module: str, qualname: str, cache: dict[tuple[Any, ...], type]) -> type:
     key = (base, module, qualname)
-    if key not in cache:
+    cls = cache.get(key)
+    if cls is None:  # setdefault: one class per name even when two driver threads meet it at once
         name = qualname.rsplit(".", 1)[-1] or "Unknown"
-        cache[key] = type(name, (base,), {"__module__": module, "__qualname__": qualname})
-    return cache[key]
+        cls = cache.setdefault(key, type(name, (base,), {"__module__": module, "__qualname__": qualname}))
+    return cls
 
 
 _CLASSES: dict[tuple[Any, ...], type] = {}
