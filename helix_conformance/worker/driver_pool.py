@@ -13,15 +13,13 @@ import contextlib
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from ..contract import AdapterSpec
-from ..profiles.base import WireProfile
 from ..replay.interactions import ReplayInteraction
 from ..replay.runner import RunOptions, ScenarioRun
-from ..scenarios.model import Scenario
 from .client import lost_run
 from .driver import DriverWorker
+from .run_pool import RunCall, RunPool
 
 CLOSE_WAIT_S = 5.0
 """How long ``close`` waits for a thread whose driver it killed to notice."""
@@ -34,8 +32,7 @@ class DriverTicket:
     """One run handed to the pool; ``result()`` waits for it."""
 
     pool: DriverPool
-    call: tuple[Any, ...]
-    """(scenario, spec, profile, interactions, options, base_url, scripted): DriverWorker.run_scenario's."""
+    call: RunCall
     urgent: bool
     state: DriverTicketState = "queued"
     run: ScenarioRun | None = None
@@ -43,11 +40,11 @@ class DriverTicket:
 
     @property
     def options(self) -> RunOptions:
-        return self.call[4]  # type: ignore[no-any-return]
+        return self.call[4]
 
     @property
     def interactions(self) -> list[ReplayInteraction]:
-        return self.call[3]  # type: ignore[no-any-return]
+        return self.call[3]
 
     def result(self) -> ScenarioRun:
         return self.pool.wait(self)
@@ -56,7 +53,7 @@ class DriverTicket:
         self.pool.cancel(self)
 
 
-class DriverPool:
+class DriverPool(RunPool["DriverTicket"]):
     """``size`` driver processes for one adapter, the session's (already started) first; the others start on
     their first run."""
 
@@ -69,40 +66,10 @@ class DriverPool:
         self.closing = False
         self.resize(size)
 
-    # --- what the session calls ------------------------------------------------------------------------
+    # --- what the session calls (run_scenario, submit: RunPool) ----------------------------------------
 
-    def run_scenario(
-        self,
-        scenario: Scenario,
-        spec: AdapterSpec,
-        profile: WireProfile,
-        interactions: list[ReplayInteraction],
-        options: RunOptions,
-        *,
-        base_url: str | None = None,
-        scripted: tuple[Any, ...] = (),
-    ) -> ScenarioRun:
-        """Same signature and meaning as ``replay.runner.run_scenario``: a run waited for now."""
-        return self.submit(
-            scenario, spec, profile, interactions, options, base_url=base_url, scripted=scripted, urgent=True
-        ).result()
-
-    def submit(
-        self,
-        scenario: Scenario,
-        spec: AdapterSpec,
-        profile: WireProfile,
-        interactions: list[ReplayInteraction],
-        options: RunOptions,
-        *,
-        base_url: str | None = None,
-        scripted: tuple[Any, ...] = (),
-        urgent: bool = False,
-    ) -> DriverTicket:
-        """Hand a run to the pool; the first free driver takes it."""
-        ticket = DriverTicket(
-            self, (scenario, spec, profile, interactions, options, base_url, scripted), urgent
-        )
+    def take(self, call: RunCall, *, urgent: bool) -> DriverTicket:
+        ticket = DriverTicket(self, call, urgent)
         with self.changed:
             if self.closing:
                 raise RuntimeError("a run was sent to a closed driver pool")

@@ -21,11 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..adapters import AdapterNotFound
-from ..contract import AdapterSpec
-from ..profiles.base import WireProfile
 from ..replay.interactions import ReplayInteraction
 from ..replay.runner import THREAD_GRACE_S, RunOptions, ScenarioRun
-from ..scenarios.model import Scenario
 from .client import (
     HANDSHAKE_TIMEOUT_S,
     WORKER_GRACE_S,
@@ -40,6 +37,7 @@ from .client import (
 )
 from .payload import dumps
 from .protocol import ChannelClosed, ProtocolError, encode_line, header
+from .run_pool import RunCall, RunPool
 from .runs import decode_run
 from .snapshot import SnapshotError
 
@@ -119,7 +117,7 @@ class _Slot:
         return None
 
 
-class WorkerPool:
+class WorkerPool(RunPool["Ticket"]):
     """``size`` workers for one adapter; the first is the session's, already started."""
 
     def __init__(self, first: AdapterWorker, size: int = 1) -> None:
@@ -148,41 +146,12 @@ class WorkerPool:
             slot.worker.kill()  # only what no one asks for any more is in it
             self.slots.remove(slot)
 
-    # --- what the session calls ------------------------------------------------------------------------
+    # --- what the session calls (run_scenario, submit: RunPool) ----------------------------------------
 
-    def run_scenario(
-        self,
-        scenario: Scenario,
-        spec: AdapterSpec,
-        profile: WireProfile,
-        interactions: list[ReplayInteraction],
-        options: RunOptions,
-        *,
-        base_url: str | None = None,
-        scripted: tuple[Any, ...] = (),
-    ) -> ScenarioRun:
-        """Same signature and meaning as ``replay.runner.run_scenario``: a run waited for now."""
-        return self.submit(
-            scenario, spec, profile, interactions, options, base_url=base_url, scripted=scripted, urgent=True
-        ).result()
-
-    def submit(
-        self,
-        scenario: Scenario,
-        spec: AdapterSpec,
-        profile: WireProfile,
-        interactions: list[ReplayInteraction],
-        options: RunOptions,
-        *,
-        base_url: str | None = None,
-        scripted: tuple[Any, ...] = (),
-        urgent: bool = False,
-    ) -> Ticket:
-        """Hand a run to the pool; it starts as soon as a worker has room."""
+    def take(self, call: RunCall, *, urgent: bool) -> Ticket:
         self.next_id += 1
-        ticket = Ticket(
-            self, self.next_id, (scenario, profile, interactions, options, base_url, scripted), urgent
-        )
+        scenario, _spec, *rest = call  # the worker has its own spec
+        ticket = Ticket(self, self.next_id, (scenario, *rest), urgent)
         if urgent:  # before the runs sent ahead, after other urgent ones
             at = next((i for i, t in enumerate(self.backlog) if not t.urgent), len(self.backlog))
             self.backlog.insert(at, ticket)
