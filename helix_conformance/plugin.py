@@ -67,22 +67,13 @@ def _configure(config: pytest.Config, name: str) -> None:
     from .pytest_suite import ConformancePlugin
 
     plugin = ConformancePlugin(config, resolved, options)
-    from .worker.client import AdapterWorker
-    from .worker.driver import DriverWorker
-
-    if isinstance(worker, AdapterWorker) and options["helix_record_mode"][0] == "none":
-        from .worker.pool import WorkerPool, default_size
-
-        pool = WorkerPool(worker, options["helix_workers"][0] or default_size(config))
-        config.add_cleanup(pool.close)
-        plugin.settings.executor, plugin.settings.submit = pool.run_scenario, pool.submit
-    elif isinstance(worker, DriverWorker):
-        from .worker.driver_pool import DriverPool
+    if worker is not None and options["helix_record_mode"][0] == "none":  # a driver never records
+        from .worker.launch import pool_for
         from .worker.pool import default_size
 
-        drivers = DriverPool(worker, options["helix_workers"][0] or default_size(config))
-        config.add_cleanup(drivers.close)
-        plugin.settings.executor, plugin.settings.submit = drivers.run_scenario, drivers.submit
+        pool = pool_for(worker, options["helix_workers"][0] or default_size(config))
+        config.add_cleanup(pool.close)
+        plugin.settings.executor, plugin.settings.submit = pool.run_scenario, pool.submit
     elif worker is not None:
         plugin.settings.executor = worker.run_scenario
     config.pluginmanager.register(plugin, "helix-conformance-suite")

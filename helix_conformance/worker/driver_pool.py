@@ -19,7 +19,7 @@ from ..replay.interactions import ReplayInteraction
 from ..replay.runner import RunOptions, ScenarioRun
 from .client import lost_run
 from .driver import DriverWorker
-from .run_pool import RunCall, RunPool
+from .run_pool import RunCall, RunPool, enqueue
 
 CLOSE_WAIT_S = 5.0
 """How long ``close`` waits for a thread whose driver it killed to notice."""
@@ -146,11 +146,7 @@ class DriverPool(RunPool["DriverTicket"]):
     # --- the threads -----------------------------------------------------------------------------------
 
     def _enqueue(self, ticket: DriverTicket) -> None:
-        if ticket.urgent:  # before the runs sent ahead, after other urgent ones
-            at = next((i for i, t in enumerate(self.backlog) if not t.urgent), len(self.backlog))
-            self.backlog.insert(at, ticket)
-        else:
-            self.backlog.append(ticket)
+        enqueue(self.backlog, ticket)
         self.changed.notify()
 
     def _serve(self, worker: DriverWorker) -> None:

@@ -45,18 +45,10 @@ class Opened:
     _pool: WorkerPool | DriverPool | None = field(default=None, repr=False)
 
     def pool(self, size: int) -> WorkerPool | DriverPool:
-        """The runs' pool of ``size`` processes of the adapter, this one first (Python workers, or drivers
-        each driven by a thread): made on first use, kept and resized with the process, so later calls reuse
-        what started."""
+        """The runs' pool of ``size`` processes of the adapter, this one first: made on first use, kept and
+        resized with the process, so later calls reuse what started."""
         if self._pool is None:
-            if isinstance(self.worker, AdapterWorker):
-                from .pool import WorkerPool
-
-                self._pool = WorkerPool(self.worker, size)
-            else:
-                from .driver_pool import DriverPool
-
-                self._pool = DriverPool(self.worker, size)
+            self._pool = pool_for(self.worker, size)
         else:
             self._pool.resize(size)
         return self._pool
@@ -73,6 +65,18 @@ class Opened:
         if self._pool is not None:
             self._pool.close()
         self.worker.close()
+
+
+def pool_for(worker: AdapterWorker | DriverWorker, size: int) -> WorkerPool | DriverPool:
+    """``size`` processes of the adapter, ``worker`` first: Python workers (pool.py), or drivers each driven
+    by a thread (driver_pool.py)."""
+    if isinstance(worker, AdapterWorker):
+        from .pool import WorkerPool
+
+        return WorkerPool(worker, size)
+    from .driver_pool import DriverPool
+
+    return DriverPool(worker, size)
 
 
 def default_workers() -> int:

@@ -37,7 +37,7 @@ from .client import (
 )
 from .payload import dumps
 from .protocol import ChannelClosed, ProtocolError, encode_line, header
-from .run_pool import RunCall, RunPool
+from .run_pool import RunCall, RunPool, enqueue
 from .runs import decode_run
 from .snapshot import SnapshotError
 
@@ -152,11 +152,7 @@ class WorkerPool(RunPool["Ticket"]):
         self.next_id += 1
         scenario, _spec, *rest = call  # the worker has its own spec
         ticket = Ticket(self, self.next_id, (scenario, *rest), urgent)
-        if urgent:  # before the runs sent ahead, after other urgent ones
-            at = next((i for i, t in enumerate(self.backlog) if not t.urgent), len(self.backlog))
-            self.backlog.insert(at, ticket)
-        else:
-            self.backlog.append(ticket)
+        enqueue(self.backlog, ticket)
         self._dispatch()
         return ticket
 
@@ -174,8 +170,7 @@ class WorkerPool(RunPool["Ticket"]):
             ticket.urgent = True  # now awaited: it goes first among what has not been sent yet
             if ticket.state == "queued":
                 self.backlog.remove(ticket)
-                at = next((i for i, t in enumerate(self.backlog) if not t.urgent), len(self.backlog))
-                self.backlog.insert(at, ticket)
+                enqueue(self.backlog, ticket)
         while ticket.run is None:
             self._dispatch()
             if ticket.run is None:

@@ -30,6 +30,23 @@ class Ticket(Protocol):
 TicketT = TypeVar("TicketT", bound=Ticket)
 
 
+class _Queued(Protocol):
+    urgent: bool
+
+
+QueuedT = TypeVar("QueuedT", bound=_Queued)
+
+
+def enqueue(backlog: list[QueuedT], ticket: QueuedT) -> None:
+    """Queue ``ticket``: an urgent one (waited for) before the runs sent ahead, after the urgent ones already
+    queued; one sent ahead last."""
+    if ticket.urgent:
+        at = next((i for i, t in enumerate(backlog) if not t.urgent), len(backlog))
+        backlog.insert(at, ticket)
+    else:
+        backlog.append(ticket)
+
+
 class RunPool(ABC, Generic[TicketT]):
     """Runs handed to an adapter's processes; the ones waited for go before the ones sent ahead."""
 
