@@ -1,0 +1,99 @@
+"""Clause levels that match the evidence (issue 29): each relaxed or bounded rule still catches its broken
+adapter, on the right clause, and passes what the contract allows.
+
+- NT-04 / NT-05: reading on after the terminal event is NT-05 (SHOULD) when a read timeout ends the wait, NT-04
+  (MUST) when nothing does; one cause, one clause.
+- CFG-05: the bound (two minutes between attempts) is judged on the loop's clock, inclusive; a retry hint capped
+  at 30 s (the foreign adapters) or at the bound itself passes, a looser cap fails with the wait it took, and the
+  scenario's limit leaves room for the bound, so a capped wait is never reported as a hang.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from broken_adapters import BROKEN_ADAPTERS
+from broken_adapters.retry_gaps import CapsRetryAfter
+
+from helix_conformance.clauses import ADDED_SINCE_SPECIFICATION, CLAUSES, RETRY_AFTER_BOUND_S
+from helix_conformance.contract import AdapterSpec
+from helix_conformance.testing import run_conformance
+
+TIMEOUT = 3.0
+
+
+def _broken(name: str) -> AdapterSpec:
+    return next(adapter for adapter in BROKEN_ADAPTERS if adapter.name == name).spec
+
+
+def _rows(
+    spec: AdapterSpec, clauses: list[str], scenarios: list[str]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    report = run_conformance(spec, clauses=clauses, scenarios=scenarios, timeout=TIMEOUT, examples=2)
+    return {(row["clause"], row["scenario"]): row for row in report["results"]}
+
+
+# --- NT-04 / NT-05 ---------------------------------------------------------------------------------------------
+
+
+def test_the_held_open_wait_is_a_should_of_its_own() -> None:
+    assert CLAUSES["NT-04"].level == "MUST"
+    assert CLAUSES["NT-05"].level == "SHOULD"
+    assert "NT-05" in ADDED_SINCE_SPECIFICATION
+
+
+def test_reading_on_with_a_read_timeout_fails_nt05_only() -> None:
+    rows = _rows(_broken("reads_past_done"), ["NT-04", "NT-05"], ["text_basic"])
+    assert rows["NT-05", "text_basic"]["outcome"] == "should_failed", rows["NT-05", "text_basic"]
+    assert "returned only when the read of the held-open connection timed out" in str(
+        rows["NT-05", "text_basic"]["message"]
+    )
+    assert rows["NT-04", "text_basic"]["outcome"] == "passed", rows["NT-04", "text_basic"]["message"]
+
+
+def test_reading_on_with_no_read_timeout_is_a_hang_reported_once_on_nt04() -> None:
+    rows = _rows(_broken("reads_past_done_forever"), ["NT-04", "NT-05"], ["text_basic"])
+    nt04, nt05 = rows["NT-04", "text_basic"], rows["NT-05", "text_basic"]
+    assert nt04["outcome"] == "failed", nt04
+    assert "no read timeout ends the wait" in str(nt04["message"])
+    assert nt05["outcome"] in ("passed", "skipped"), nt05["message"]  # the hang is NT-04's alone
+
+
+# --- CFG-05 ----------------------------------------------------------------------------------------------------
+
+
+def _capping_at(cap_s: float) -> AdapterSpec:
+    adapter = type(f"CapsAt{cap_s:g}", (CapsRetryAfter,), {"cap_s": cap_s})
+    spec = _broken("waits_any_retry_after")
+    return dataclasses.replace(
+        spec,
+        name=f"caps-retry-after-at-{cap_s:g}",
+        factory=lambda ctx: adapter(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout),
+    )
+
+
+@pytest.mark.parametrize("cap_s", [30.0, RETRY_AFTER_BOUND_S])
+def test_a_wait_capped_within_the_bound_passes(cap_s: float) -> None:
+    rows = _rows(_capping_at(cap_s), ["CFG-05", "HARN-03", "RES-02"], ["retry_after_too_long"])
+    for clause in ("CFG-05", "HARN-03", "RES-02"):
+        row = rows[clause, "retry_after_too_long"]
+        assert row["outcome"] == "passed", (clause, row["message"])
+
+
+def test_a_cap_just_over_the_bound_fails_cfg05_with_the_wait_it_took() -> None:
+    row = _rows(_capping_at(RETRY_AFTER_BOUND_S + 1), ["CFG-05"], ["retry_after_too_long"])[
+        "CFG-05", "retry_after_too_long"
+    ]
+    assert row["outcome"] == "should_failed", row
+    assert "the retry waited 121.0 s for a retry hint of 3600 s" in str(row["message"])
+
+
+@pytest.mark.parametrize("name", ["waits_any_retry_after", "caps_retry_after_at_five_minutes"])
+def test_a_wait_past_the_scenarios_limit_is_cfg05s_hang_not_harn03s(name: str) -> None:
+    rows = _rows(_broken(name), ["CFG-05", "HARN-03"], ["retry_after_too_long"])
+    row = rows["CFG-05", "retry_after_too_long"]
+    assert row["outcome"] == "should_failed", row
+    assert f"plus the {RETRY_AFTER_BOUND_S:g} s wait the contract allows here" in str(row["message"])
+    assert rows["HARN-03", "retry_after_too_long"]["outcome"] != "failed"
