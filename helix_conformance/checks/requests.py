@@ -10,8 +10,8 @@ from ..profiles.base import DecodedRequest
 from ..replay.runner import RunOptions, ScenarioRun
 from .common import error_of, json_text, named, on_profiles, sends_request, short
 from .context import CheckContext
-from .registry import check, fail
-from .schema_equivalence import differences
+from .registry import NotApplicable, check, fail
+from .schema_equivalence import NotComparable, differences
 
 
 def _first_request(ctx: CheckContext) -> DecodedRequest:
@@ -196,12 +196,23 @@ def parameters_equivalent_to_the_input_schema(ctx: CheckContext) -> None:
         decoded = sent.get(tool.name)
         if decoded is None or not isinstance(decoded.parameters, dict):
             fail(ctx, f"tool {tool.name} was sent without a parameters schema", actual=decoded)
-        diffs = differences(
-            tool.json_schema(),
-            decoded.parameters,
-            complete_only=bool(decoded.strict),
-            closed_objects=ctx.profile.closes_objects(decoded),
-        )
+        try:
+            diffs = differences(
+                tool.json_schema(),
+                decoded.parameters,
+                complete_only=bool(decoded.strict),
+                closed_objects=ctx.profile.closes_objects(decoded),
+            )
+        except NotComparable as exc:
+            if exc.side == "given":  # the tool's own schema: nothing the adapter did, nothing to judge it on
+                raise NotApplicable(
+                    f"not judged: the input schema of {tool.name} cannot be compared on instances: {exc}"
+                ) from exc
+            fail(
+                ctx,
+                f"the schema sent for {tool.name} cannot stand for its input schema: {exc}",
+                details=f"schema sent: {decoded.parameters!r:.800}",
+            )
         if diffs:
             fail(
                 ctx,

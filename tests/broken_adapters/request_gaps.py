@@ -51,6 +51,15 @@ class ForwardsSchemasToGemini(HookedGeminiAdapter):
         return body
 
 
+class DropsDefs(HookedAdapter):
+    def build_body(self, input: LLMGenerateInput) -> dict[str, Any]:
+        body = super().build_body(input)
+        for entry in body.get("tools", []):
+            parameters = entry["function"]["parameters"]
+            parameters.pop("$defs", None)  # Bug: "definitions are noise": every $ref to them now dangles
+        return body
+
+
 class StrictTopLevelOnly(HookedAdapter):
     def build_body(self, input: LLMGenerateInput) -> dict[str, Any]:
         body = super().build_body(input)
@@ -116,6 +125,14 @@ class NoContentType(HookedGeminiAdapter):
 
 
 ADAPTERS: list[BrokenAdapter] = [
+    broken(
+        "drops_defs",
+        DropsDefs,
+        "TOOL-02",
+        ["tool_schemas"],
+        "Sends pydantic's schema without its $defs: the $refs to them point nowhere (reported as TOOL-02's "
+        "message, not as jsonschema's PointerToNowhere traceback).",
+    ),
     broken_gemini(
         "gemini_cleans_schemas_in_place",
         CleansSchemasInPlace,
