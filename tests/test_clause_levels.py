@@ -3,6 +3,8 @@ adapter, on the right clause, and passes what the contract allows.
 
 - NT-04 / NT-05: reading on after the terminal event is NT-05 (SHOULD) when a read timeout ends the wait, NT-04
   (MUST) when nothing does; one cause, one clause.
+- MSG-01 / MSG-05: system messages joined with whitespace into one system message pass both (joined with
+  nothing, MSG-01 fails); TOOL-02 / TOOL-03: a strict tool leaves out what the strict mode cannot express.
 - CFG-05: the bound (two minutes between attempts) is judged on the loop's clock, inclusive; a retry hint capped
   at 30 s (the foreign adapters) or at the bound itself passes, a looser cap fails with the wait it took, and the
   scenario's limit leaves room for the bound, so a capped wait is never reported as a hang.
@@ -15,10 +17,14 @@ from typing import Any
 
 import pytest
 from broken_adapters import BROKEN_ADAPTERS
+from broken_adapters._base import broken
+from broken_adapters.request_gaps import JoinsSystemMessages
 from broken_adapters.retry_gaps import CapsRetryAfter
 
+from helix_conformance.checks.schema_equivalence import differences
 from helix_conformance.clauses import ADDED_SINCE_SPECIFICATION, CLAUSES, RETRY_AFTER_BOUND_S
 from helix_conformance.contract import AdapterSpec
+from helix_conformance.profiles.openai_chat import without_strict_inexpressible
 from helix_conformance.testing import run_conformance
 
 TIMEOUT = 3.0
@@ -97,3 +103,51 @@ def test_a_wait_past_the_scenarios_limit_is_cfg05s_hang_not_harn03s(name: str) -
     assert row["outcome"] == "should_failed", row
     assert f"plus the {RETRY_AFTER_BOUND_S:g} s wait the contract allows here" in str(row["message"])
     assert rows["HARN-03", "retry_after_too_long"]["outcome"] != "failed"
+
+
+# --- MSG-01 / MSG-05: two system messages joined ------------------------------------------------------------------
+
+
+def test_system_messages_joined_with_whitespace_pass_msg01_and_msg05() -> None:
+    spec = broken("joins_system_messages", JoinsSystemMessages, "MSG-01", ["system_two_messages"], "").spec
+    rows = _rows(spec, ["MSG-01", "MSG-05"], ["system_two_messages", "system_multiturn"])
+    wrong = {key: row["message"] for key, row in rows.items() if row["outcome"] != "passed"}
+    assert not wrong, wrong
+
+
+# --- TOOL-02 / TOOL-03: what a strict mode cannot express ------------------------------------------------------
+
+STRICT = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "minLength": 3, "pattern": "^[a-z]+$"},
+        "count": {"type": "integer", "minimum": 1},
+        "site": {"type": "string", "format": "uri"},
+    },
+    "required": ["code", "count", "site"],
+    "additionalProperties": False,
+}
+
+
+def _without(schema: dict[str, Any], prop: str, key: str) -> dict[str, Any]:
+    properties = {
+        **schema["properties"],
+        prop: {k: v for k, v in schema["properties"][prop].items() if k != key},
+    }
+    return {**schema, "properties": properties}
+
+
+def test_a_strict_tool_may_leave_out_what_strict_mode_cannot_express() -> None:
+    sent = _without(
+        _without(STRICT, "code", "minLength"), "site", "format"
+    )  # pydantic-ai: to the description
+    assert differences(STRICT, sent, complete_only=True)  # as plain schemas they differ...
+    assert (
+        differences(without_strict_inexpressible(STRICT), sent, complete_only=True) == []
+    )  # ...not in strict
+
+
+@pytest.mark.parametrize(("prop", "key"), [("count", "minimum"), ("code", "pattern")])
+def test_a_strict_tool_that_drops_what_strict_mode_expresses_still_fails_tool02(prop: str, key: str) -> None:
+    sent = _without(STRICT, prop, key)
+    assert differences(without_strict_inexpressible(STRICT), sent, complete_only=True)

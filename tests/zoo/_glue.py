@@ -149,6 +149,7 @@ ErrorMapper = Callable[[Exception], HelixError]
 
 TOOL_NAMES = {  # the provider's tool name rule, checked before anything is sent (TOOL-05)
     "openai-chat": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
+    "openai-responses": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "anthropic-messages": re.compile(r"[a-zA-Z0-9_-]{1,128}"),
     "gemini": re.compile(r"[a-zA-Z_][a-zA-Z0-9_.-]{0,63}"),
 }
