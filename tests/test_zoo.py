@@ -1,11 +1,12 @@
-"""The foreign zoo: adapters that are thin shims over third-party client libraries (LiteLLM, LangChain), run
+"""The foreign zoo: adapters that are thin shims over third-party client libraries (LiteLLM, LangChain, pydantic-ai), run
 through the whole suite as regression data for false failures.
 
 Each shim (``tests/zoo/``) delegates everything to its library and fixes none of its bugs. Every clause x
 scenario a shim fails must be a library bug listed in ``tests/zoo/known_bugs.yaml`` with the library's own
 file and line; anything else failing is a harness false failure (or a new library bug to triage), and a listed
 bug that no longer fails is stale. The libraries are not part of the project's test dependencies: the test
-skips without them; ``tox -e zoo`` installs the versions pinned in ``constraints/zoo.txt`` and runs it.
+skips without them; ``tox -e zoo`` installs the versions pinned in ``constraints/zoo.txt`` and runs it, and
+``tox -e zoo-pydantic-ai`` the pydantic-ai shims (``constraints/zoo-pydantic-ai.txt``: its SDK pins fight LiteLLM's).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ SHIMS = {  # spec name -> (module in tests/zoo, attribute, the libraries it need
     "zoo-langchain-openai": ("langchain_shims", "openai_chat", ("langchain_openai",)),
     "zoo-langchain-anthropic": ("langchain_shims", "anthropic", ("langchain_anthropic",)),
     "zoo-langchain-gemini": ("langchain_shims", "gemini", ("langchain_google_genai",)),
+    "zoo-pydantic-ai-openai": ("pydantic_ai_shims", "openai_chat", ("pydantic_ai",)),
+    "zoo-pydantic-ai-anthropic": ("pydantic_ai_shims", "anthropic", ("pydantic_ai",)),
+    "zoo-pydantic-ai-gemini": ("pydantic_ai_shims", "gemini", ("pydantic_ai",)),
+    "zoo-pydantic-ai-responses": ("pydantic_ai_shims", "openai_responses", ("pydantic_ai",)),
 }
 FAILING = ("failed", "should_failed", "stale")
 GENERATED = "random_"
