@@ -57,10 +57,16 @@ def _messages_of(ctx: CheckContext, kind: type) -> tuple[list[Any], list[Any]]:
     return given, sent
 
 
+_CANONICAL_KIND: dict[type, str] = {
+    SystemMessage: "system",
+    UserMessage: "user",
+    AssistantMessage: "assistant",
+    ToolMessage: "tool",
+}
+
+
 def _canonical_kind(kind: type) -> str:
-    return {SystemMessage: "system", UserMessage: "user", AssistantMessage: "assistant", ToolMessage: "tool"}[
-        kind
-    ]
+    return _CANONICAL_KIND[kind]
 
 
 def _joined_systems_split(given: list[Any], sent: list[Any]) -> list[Any]:
