@@ -56,37 +56,9 @@ from helix_conformance.contract import (
 from . import _glue
 
 STOP: dict[str, dict[str, StopReason]] = {  # the provider's own finish reason (provider_details)
-    "openai": {
-        "stop": "end_turn",
-        "tool_calls": "tool_use",
-        "length": "max_tokens",
-        "content_filter": "content_filter",
-    },
-    "anthropic": {
-        "end_turn": "end_turn",
-        "tool_use": "tool_use",
-        "max_tokens": "max_tokens",
-        "model_context_window_exceeded": "max_tokens",
-        "stop_sequence": "stop_sequence",
-        "refusal": "refusal",
-        "pause_turn": "end_turn",
-    },
-    "google": {
-        "STOP": "end_turn",
-        "MAX_TOKENS": "max_tokens",
-        **dict.fromkeys(
-            (
-                "SAFETY",
-                "RECITATION",
-                "BLOCKLIST",
-                "PROHIBITED_CONTENT",
-                "SPII",
-                "IMAGE_SAFETY",
-                "MODEL_ARMOR",
-            ),
-            "content_filter",
-        ),
-    },
+    "openai": _glue.STOP_REASONS["openai"],
+    "anthropic": _glue.STOP_REASONS["anthropic"],
+    "google": _glue.STOP_REASONS["gemini"],
     "openai-responses": {
         "completed": "end_turn",
         "max_output_tokens": "max_tokens",
