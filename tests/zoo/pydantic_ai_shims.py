@@ -15,7 +15,14 @@ import copy
 from typing import Any
 
 import httpx2
-from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError, ModelTimeoutError
+from pydantic_ai.exceptions import (
+    ModelAPIError,
+    ModelAuthenticationError,
+    ModelHTTPError,
+    ModelOverloadedError,
+    ModelRateLimitError,
+    ModelTimeoutError,
+)
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -42,6 +49,9 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
 from helix_conformance.contract import (
+    PROVIDER_AUTH_ERROR,
+    PROVIDER_OVERLOADED,
+    PROVIDER_RATE_LIMITED,
     AdapterContext,
     AdapterSpec,
     AssistantMessage,
@@ -91,8 +101,8 @@ def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
                         content=m.thinking.content, signature=m.thinking.signature, provider_name=system
                     )
                 )
-            if m.content:
-                response.append(TextPart(content=m.content))
+            if m.content or not m.tool_calls:  # an empty answer is a turn too (MSG-02/05)
+                response.append(TextPart(content=m.content or ""))
             response.extend(
                 ToolCallPart(tool_name=c.name, args=dict(c.arguments), tool_call_id=c.id)
                 for c in m.tool_calls or ()
@@ -150,9 +160,21 @@ def _tools(input: LLMGenerateInput) -> ModelRequestParameters:
     )
 
 
+CATEGORIES: tuple[tuple[type[Exception], str, bool], ...] = (
+    (ModelOverloadedError, PROVIDER_OVERLOADED, True),
+    (ModelRateLimitError, PROVIDER_RATE_LIMITED, True),
+    (ModelAuthenticationError, PROVIDER_AUTH_ERROR, False),
+)
+"""pydantic-ai's error categories for an error that came with no HTTP status (an error event inside the stream)."""
+
+
 def _error(exc: Exception) -> HelixError:
     status = exc.status_code if isinstance(exc, ModelHTTPError) else None
     timeout = isinstance(exc, ModelTimeoutError)
+    if status is None:
+        for category, code, retryable in CATEGORIES:
+            if isinstance(exc, category):
+                return HelixError(f"{type(exc).__name__}: {exc}", code=code, retryable=retryable, cause=exc)
     error = _glue.error_for(exc, status, timeout=timeout)
     if isinstance(exc, ModelAPIError) and exc.provider_error_code == "insufficient_quota":
         error.retryable = False  # ERR-08: a quota, not a rate
