@@ -228,6 +228,10 @@ class PydanticAIAdapter:
             if isinstance(p, ToolCallPart)
         ]
         raw = (response.provider_details or {}).get("finish_reason")
+        if (raw is None and response.finish_reason is None) or response.state == "incomplete":
+            raise HelixError(  # ERR-04: what pydantic-ai says of a stream cut before its finish
+                "the stream ended without a finish reason", code="provider_error", retryable=True
+            )
         stop = STOP[self._provider].get(str(raw)) if raw is not None else None
         if stop is None:
             stop = NORMALIZED.get(str(response.finish_reason), "unknown")
