@@ -151,3 +151,26 @@ def test_a_strict_tool_may_leave_out_what_strict_mode_cannot_express() -> None:
 def test_a_strict_tool_that_drops_what_strict_mode_expresses_still_fails_tool02(prop: str, key: str) -> None:
     sent = _without(STRICT, prop, key)
     assert differences(without_strict_inexpressible(STRICT), sent, complete_only=True)
+
+
+class DeclinesLongHints(CapsRetryAfter):
+    """Surfaces the 429 when its hint is over the bound, as the openai SDK does (``_should_retry``)."""
+
+    async def _generate(self, input: Any, guard: Any, emit: Any) -> Any:
+        return await super()._generate(
+            input.model_copy(update={"config": input.config.model_copy(update={"max_retries": 0})}),
+            guard,
+            emit,
+        )
+
+
+def test_declining_a_hint_over_the_bound_passes_cfg05() -> None:
+    spec = dataclasses.replace(
+        _broken("waits_any_retry_after"),
+        name="declines-long-hints",
+        factory=lambda ctx: DeclinesLongHints(
+            api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout
+        ),
+    )
+    row = _rows(spec, ["CFG-05"], ["retry_after_too_long"])["CFG-05", "retry_after_too_long"]
+    assert row["outcome"] == "passed", row["message"]
