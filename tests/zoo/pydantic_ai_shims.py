@@ -81,7 +81,7 @@ NORMALIZED: dict[str, StopReason] = {  # pydantic-ai's own FinishReason, where t
     "length": "max_tokens",
     "content_filter": "content_filter",
 }
-OPTIONS_KEY = {"openai": "openai", "anthropic": "anthropic", "google": "google", "openai-responses": "openai"}
+OPTIONS_KEY = {"openai": "openai", "anthropic": "anthropic", "google": "gemini", "openai-responses": "openai"}
 
 
 def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
@@ -283,5 +283,5 @@ def _spec(name: str, profile: str, provider: str, model: str) -> AdapterSpec:
 openai_chat = _spec("zoo-pydantic-ai-openai", "openai-chat", "openai", "gpt-4o-mini")
 anthropic = _spec("zoo-pydantic-ai-anthropic", "anthropic-messages", "anthropic", "claude-haiku-4-5-20251001")
 gemini = _spec("zoo-pydantic-ai-gemini", "gemini", "google", "gemini-2.5-flash")
-openai_responses = _spec("zoo-pydantic-ai-responses", "openai-responses", "openai-responses", "gpt-5-mini")
+openai_responses = _spec("zoo-pydantic-ai-responses", "openai-responses", "openai-responses", "gpt-4.1-mini")
 SPECS = (openai_chat, anthropic, gemini, openai_responses)
