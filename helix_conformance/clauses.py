@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["AREAS", "CLAUSES", "Clause", "get_clause"]
+__all__ = ["ADDED_SINCE_SPECIFICATION", "AREAS", "CLAUSES", "RETRY_AFTER_BOUND_S", "Clause", "get_clause"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,12 @@ class Clause:
     def is_must(self) -> bool:
         """True for MUST clauses, which fail the gate; SHOULD clauses fail it only under --helix-strict."""
         return self.level == "MUST"
+
+
+RETRY_AFTER_BOUND_S = 120.0
+"""CFG-05's bound: the longest wait between two attempts the contract allows, whatever the retry hint says
+(the official openai SDK's ``MAX_RETRY_AFTER_DELAY = 2 * 60``: "Honor server-directed delays up to two
+minutes"). A scenario whose hint is longer gives the step this much more time than ``--helix-timeout``."""
 
 
 AREAS: dict[str, str] = {
@@ -925,10 +931,14 @@ CLAUSES: dict[str, Clause] = {
         area="CFG",
         level="SHOULD",
         source="wire",
-        text="`Retry-After` / `retry-after-ms` / Gemini `RetryInfo` is honoured between retries (bounded).",
+        text=(
+            "`Retry-After` / `retry-after-ms` / Gemini `RetryInfo` is honoured between retries (bounded): a "
+            "hint of at most two minutes is waited for in full; no wait between two attempts exceeds two "
+            "minutes, whatever the hint (cap it, fall back to the adapter's own backoff, or surface the error)."
+        ),
         why=(
             "Ignoring the server's hint gets the retry rate-limited again, while an unbounded wait hangs the "
-            "agent."
+            "agent. Two minutes is the official openai SDK's bound (`MAX_RETRY_AFTER_DELAY`)."
         ),
         common_mistakes=(
             "Using a fixed backoff, parsing only integer seconds (not `retry-after-ms` or an HTTP date), or "
@@ -1152,7 +1162,29 @@ CLAUSES: dict[str, Clause] = {
         why="A provider stream can stall indefinitely; without a timeout the agent hangs forever.",
         common_mistakes=(
             "Using `timeout=None` on the HTTP client, or only a connect timeout with no read timeout on the "
-            "streaming response."
+            "streaming response; reading on after the terminal event with no read timeout, so a connection "
+            "held open after it is waited for forever."
+        ),
+    ),
+    "NT-05": Clause(
+        id="NT-05",
+        area="NT",
+        level="SHOULD",
+        source="harness",
+        text=(
+            "The step returns on the stream's terminal event (`[DONE]`, `message_stop`, Gemini's finish chunk) "
+            "or on an error event, without waiting for the connection to close."
+        ),
+        why=(
+            "The answer is complete at the terminal event. Providers close the connection right after it, but "
+            "a gateway that holds it open makes an adapter that reads the body to its end wait for its read "
+            "timeout, then report a timeout for a finished answer. SHOULD, not MUST: the official anthropic and "
+            "google-genai SDKs read to the end of the body themselves, and the wait is bounded by the read "
+            "timeout (a wait nothing bounds is NT-04's)."
+        ),
+        common_mistakes=(
+            "Iterating the SDK's stream until it is exhausted instead of returning on `message_stop`, `[DONE]` "
+            "or the finish chunk; returning on the terminal event but reading on after an `error` event."
         ),
     ),
     "AB-01": Clause(
@@ -1332,6 +1364,16 @@ CLAUSES: dict[str, Clause] = {
         ),
     ),
 }
+
+ADDED_SINCE_SPECIFICATION: dict[str, str] = {
+    "NT-05": (
+        "issue 29: returning on the terminal event was judged under NT-04 (MUST); the evidence shows gateways "
+        "holding a stream open after it, not providers, and the official SDKs reading to the end of the body "
+        "and returning at their read timeout, so it is a SHOULD of its own (docs/contract.md#nt-05)"
+    ),
+}
+"""Clauses the living contract added to the product specification (``../shared/CONTRACT.md``), each with
+why; the specification's own clauses keep their ids, levels and sources."""
 
 
 def get_clause(clause_id: str) -> Clause:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from .checks.context import CheckContext, HarnessSettings, ScenarioSession
-from .checks.registry import Check, CheckFailed, Failure, NotApplicable, load_all_checks
+from .checks.registry import Check, CheckFailed, Failure, NotApplicable, load_all_checks, own_error
 from .checks.root import RootCause, common_cause, root_cause, stop_message
 from .clauses import get_clause
 from .contract.spec import AdapterSpec
@@ -335,6 +335,8 @@ class SuiteRunner:
             return CheckOutcome("skipped", reason=str(exc))
         except CassetteError as exc:
             return CheckOutcome("failed", _failure(item, f"cassette problem: {exc}"))
+        except Exception as exc:  # the check's own error: data on its clause, never a traceback
+            return CheckOutcome("failed", own_error(item.clause, item.scenario.id, item.profile, exc))
         return CheckOutcome("passed")
 
 

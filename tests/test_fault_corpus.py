@@ -40,7 +40,7 @@ REFERENCES = {
     "gemini": "gemini",
     "openai-responses": "openai-responses",
 }
-CORPUS_CLAUSES = {"ERR-03", "ERR-04", "ERR-05", "NT-04", "RES-12"}
+CORPUS_CLAUSES = {"ERR-03", "ERR-04", "ERR-05", "NT-04", "NT-05", "RES-12"}
 NO_FINISH_REASON = {"compat_done_without_finish_reason", "compat_tool_calls_done_without_finish_reason"}
 """OpenAI Chat streams that end with `[DONE]` and never carry a finish_reason (docs/contract.md STOP-01)."""
 DEFAULT_RUNS_PER_CASSETTE = 15

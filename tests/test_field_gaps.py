@@ -168,7 +168,8 @@ def test_stalls_nothing_aborts_are_judged_without_the_abort_capability() -> None
     spec = dataclasses.replace(openai_reference, capabilities=openai_reference.capabilities - {"abort"})
     planned = {(p.clause, p.scenario.id): p.skip_reason for p in plan_suite(spec)}
     assert planned[("NT-04", "stall_read_timeout")] is None
-    assert planned[("NT-04", "text_basic")] is None  # held-open connections after the terminal event
+    assert planned[("NT-04", "text_basic")] is None  # held-open connections after the terminal event: a hang
+    assert planned[("NT-05", "text_basic")] is None  # ... and where the step returned
     assert planned[("NT-04", "stall_midstream")] is not None  # the harness's abort: needs the capability
 
 
@@ -183,10 +184,11 @@ def test_held_open_variants_serve_the_whole_response_then_stall() -> None:
     assert whole.interaction.body == base.body
     assert whole.interaction.fault is not None
     assert whole.interaction.fault.kind == "stall"
-    assert error.expect.codes == ()  # the error event's code is ERR-03's to judge, not NT-04's
+    assert error.expect.codes == ()  # the error event's code is ERR-03's to judge, not NT-05's
     assert not [v for v in corpus(profile, base) if v.kind == "held_open"]  # only where asked (stall bases)
     assert "held_open" not in kinds_of("NT-01")
-    assert "held_open" in kinds_of("NT-04")
+    assert "held_open" in kinds_of("NT-04")  # judged for a hang
+    assert kinds_of("NT-05") == ["held_open"]  # judged for where the step returned
 
 
 def test_a_reference_tool_schema_keeps_its_closed_objects() -> None:

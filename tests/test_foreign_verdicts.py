@@ -6,11 +6,11 @@ name what happened, once, on the clause that owns it.
 - an HTTP client the replay does not serve, or a step that sends nothing, is one root cause whose hint says so;
 - HARN-01 and HARN-02 say what the adapter received (nothing, a fault, a status) before the extra or missing
   request;
-- NT-04 on a connection held open after an error event judges the wait, not the error code (ERR-03's).
+- NT-05 on a connection held open after an error event judges the wait, not the error code (ERR-03's).
 
 The broken adapters proving the clauses still catch the real mistakes: ``probes_models_endpoint`` and
 ``phones_home`` (HARN-01), ``gives_up_after_one_attempt`` (HARN-02), ``anthropic_reads_past_the_error_event``
-(NT-04), ``anthropic_untyped_stream_errors`` (ERR-03).
+(NT-05), ``anthropic_untyped_stream_errors`` (ERR-03).
 """
 
 from __future__ import annotations
@@ -177,12 +177,12 @@ def test_harn_01_says_what_the_retried_request_had_received() -> None:
     assert "An HTTP 401 is not retryable" in row["message"]
 
 
-def test_nt_04_on_an_error_event_held_open_leaves_the_code_to_err_03() -> None:
-    rows = _rows(_broken("anthropic_untyped_stream_errors"), ["NT-04", "ERR-03"], ["text_basic"])
+def test_nt_05_on_an_error_event_held_open_leaves_the_code_to_err_03() -> None:
+    rows = _rows(_broken("anthropic_untyped_stream_errors"), ["NT-05", "ERR-03"], ["text_basic"])
     assert rows["ERR-03", "text_basic"]["outcome"] == "failed"  # the wrong code, reported once, here
-    assert rows["NT-04", "text_basic"]["outcome"] == "passed", rows["NT-04", "text_basic"]["message"]
-    waits = _rows(_broken("anthropic_reads_past_the_error_event"), ["NT-04"], ["text_basic"])
-    assert "reads on after the error event" in waits["NT-04", "text_basic"]["message"]
+    assert rows["NT-05", "text_basic"]["outcome"] == "passed", rows["NT-05", "text_basic"]["message"]
+    waits = _rows(_broken("anthropic_reads_past_the_error_event"), ["NT-05"], ["text_basic"])
+    assert "reads on after the error event" in waits["NT-05", "text_basic"]["message"]
 
 
 class FailsOnEveryStream(OpenAIChatAdapter):

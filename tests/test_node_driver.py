@@ -117,12 +117,12 @@ VERCEL_SLICE = "anthropic-messages:: and (text_basic or tool_call_parallel or fi
 
 def test_vercel_ai_adapter_gates_on_anthropic_with_its_known_bugs() -> None:
     """The TypeScript Vercel AI SDK adapter, end to end on one profile: the gate passes with its baseline, and the
-    Vercel bug the baseline names (reading past message_stop, NT-04) is still seen, not silently gone."""
+    Vercel bug the baseline names (reading past message_stop, NT-05) is still seen, not silently gone."""
     _example_installed()
     baseline = "--helix-baseline=examples/vercel-ai-adapter/baselines/anthropic-messages.yaml"
     done = _gate("node:examples/vercel-ai-adapter/anthropic.mjs", VERCEL_SLICE, baseline)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "VERDICT: PASS" in done.stdout
     assert re.search(
-        r"known failures \(baseline, not failing the gate\): \d+ check\(s\) in NT-04", done.stdout
+        r"known failures \(baseline, not failing the gate\): \d+ check\(s\) in NT-05", done.stdout
     ), done.stdout[-3000:]

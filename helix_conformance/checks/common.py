@@ -98,17 +98,23 @@ def json_equal(a: Any, b: Any) -> bool:
 
 
 def json_text(value: Any) -> str:
-    """A canonical JSON text of ``value``: keys sorted, integral floats written as integers."""
-    return json.dumps(_integral_floats_as_ints(value), sort_keys=True, default=repr)
+    """A canonical JSON text of ``value``: keys sorted, every number the IEEE double a JSON reader makes of
+    it (RFC 8259 §6; JavaScript reads every number so), integral ones written as integers. So
+    ``49388543091364910`` (how JavaScript writes the double ``4.938854309136491e16``) is that double."""
+    return json.dumps(_as_json_numbers(value), sort_keys=True, default=repr)
 
 
-def _integral_floats_as_ints(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
+def _as_json_numbers(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond every double: compared as written
+            return value
+        return int(number) if number.is_integer() else number
     if isinstance(value, dict):
-        return {k: _integral_floats_as_ints(v) for k, v in value.items()}
+        return {k: _as_json_numbers(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_integral_floats_as_ints(v) for v in value]
+        return [_as_json_numbers(v) for v in value]
     return value
 
 

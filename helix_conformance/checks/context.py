@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from ..clauses import RETRY_AFTER_BOUND_S
 from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..profiles.base import DecodedRequest, WireProfile
 from ..replay.faults import FaultVariant
@@ -87,6 +88,17 @@ class ScenarioSession:
     """The scenario's fault variants, built once for the clauses judged on them (``faults.variants``)."""
     _ahead_runs: dict[RunOptions, RunTicket] = field(default_factory=dict)
     _ahead_variants: dict[str, RunTicket] = field(default_factory=dict)
+
+    @property
+    def allowed_wait_s(self) -> float:
+        """The wait the contract allows on this scenario on top of ``--helix-timeout``, in the loop's seconds
+        (CFG-05: a retry hint capped at its bound is waited for)."""
+        return RETRY_AFTER_BOUND_S if "retry_after_bound" in self.scenario.tags else 0.0
+
+    @property
+    def limit(self) -> float:
+        """The scenario's limit on the step, in the loop's (virtual) seconds."""
+        return self.settings.timeout + self.allowed_wait_s
 
     def interactions(self) -> list[ReplayInteraction]:
         if self._interactions is None and not self.profile.replays:
@@ -174,11 +186,16 @@ class ScenarioSession:
         return replace(
             options or RunOptions(late_wait_s=LATE_WORK_WAIT_S),
             timeout=self.settings.timeout,
+            allowed_wait_s=self.allowed_wait_s,
             virtual_time=not self.settings.real_time,
         )
 
     def _variant_options(self) -> RunOptions:
-        return RunOptions(timeout=self.settings.timeout, virtual_time=not self.settings.real_time)
+        return RunOptions(
+            timeout=self.settings.timeout,
+            allowed_wait_s=self.allowed_wait_s,
+            virtual_time=not self.settings.real_time,
+        )
 
     def decoded_requests(self) -> list[DecodedRequest]:
         if self._decoded is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from ..clauses import RETRY_AFTER_BOUND_S
 from ..contract import ErrorStepResult, HelixError
 from ..contract.results import STEP_RESULT_TYPES
 from ..profiles.base import WireProfile
@@ -247,31 +248,41 @@ def exhausted_retries_not_retryable(ctx: CheckContext) -> None:
         )
 
 
-RETRY_AFTER_CEILING_S = 120.0
-"""CFG-05's bound: a retry hint longer than this is not waited for; the adapter falls back to its own short
-backoff, as the official OpenAI SDK does ("Honor server-directed delays up to two minutes":
-``_calculate_retry_timeout``, ``MAX_RETRY_AFTER_DELAY``). A hang on the scenario that asks for an hour is
-CFG-05's (checks/root.py)."""
+RETRY_AFTER_SLACK_S = 0.5
+"""Measured from request to request, a wait of exactly the bound also holds the 429's handling (loop turns)."""
 
 
 @check("CFG-05", applies=named("retry_429_then_success", "retry_after_too_long"), requires=("retries",))
 def retry_after_honoured(ctx: CheckContext) -> None:
+    """A hint within the bound is waited for (in the loop's seconds); a longer one is capped at the bound
+    (``RETRY_AFTER_BOUND_S``), inclusive. A step still waiting at the scenario's limit (the bound plus
+    ``--helix-timeout``) is reported here as its root cause (checks/root.py)."""
     requests = ctx.sent()
     first = ctx.scenario.exchanges[0].response
+    declined = (  # a hint over the bound may be declined: the 429 surfaced, as the openai SDK does
+        isinstance(first, HttpError)
+        and first.retry_after_ms is not None
+        and first.retry_after_ms / 1000 > RETRY_AFTER_BOUND_S
+        and len(requests) == 1
+        and isinstance(ctx.result, ErrorStepResult)
+    )
+    if declined:
+        return
     if len(requests) < 2 or not isinstance(first, HttpError) or first.retry_after_ms is None:
         fail(ctx, "expected a retry after the 429", expected=2, actual=len(requests))
     waited = requests[1].at - requests[0].at
-    if first.retry_after_ms / 1000 > RETRY_AFTER_CEILING_S:
-        if waited >= RETRY_AFTER_CEILING_S:
+    hint = first.retry_after_ms / 1000
+    if hint > RETRY_AFTER_BOUND_S:
+        if waited > RETRY_AFTER_BOUND_S + RETRY_AFTER_SLACK_S:
             fail(
                 ctx,
-                f"the retry waited for a retry hint of {first.retry_after_ms / 1000:g} s: a hint over "
-                f"{RETRY_AFTER_CEILING_S:g} s is not waited for (bounded)",
-                expected=f"< {RETRY_AFTER_CEILING_S:g} s",
+                f"the retry waited {waited:.1f} s for a retry hint of {hint:g} s: no wait between attempts may "
+                f"exceed {RETRY_AFTER_BOUND_S:g} s (bounded)",
+                expected=f"<= {RETRY_AFTER_BOUND_S:g} s",
                 actual=f"{waited:.1f} s",
             )
         return
-    if waited < first.retry_after_ms / 1000 * 0.9:
+    if waited < hint * 0.9:
         fail(
             ctx,
             "the retry came before the delay the provider asked for (retry-after-ms)",
@@ -388,7 +399,8 @@ def cancellation_is_not_swallowed(ctx: CheckContext) -> None:
 @check("NT-04", applies=either(tagged("stall"), stall_base), needs_result=False, ahead=corpus_ahead)
 def stalled_stream_does_not_hang(ctx: CheckContext) -> None:
     """Every adapter: the stalls nothing aborts (``stall_read_timeout``) and the connections held open after
-    the terminal event; adapters declaring 'abort' also the stalls the harness aborts."""
+    the terminal event, judged for a hang (where the step returned is NT-05's); adapters declaring 'abort'
+    also the stalls the harness aborts."""
     if stall_base(ctx.scenario, ctx.profile):  # this success stream held open, or stalled then aborted
         check_corpus(ctx)
         return
@@ -401,6 +413,13 @@ def stalled_stream_does_not_hang(ctx: CheckContext) -> None:
             actual="timed out",
         )
     _code_is_expected(ctx)
+
+
+@check("NT-05", applies=stall_base, ahead=corpus_ahead)
+def returns_on_the_terminal_event(ctx: CheckContext) -> None:
+    """Every adapter: a connection held open after the terminal event or an error event; the step returns on
+    the event, not when its read of the open connection times out (a step that never returns is NT-04's)."""
+    check_corpus(ctx)
 
 
 @check("AB-01", applies=named("abort_before"), requires=("abort",))

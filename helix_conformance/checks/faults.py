@@ -21,7 +21,7 @@ from ..replay.faults import FaultVariant, corpus
 from ..replay.interactions import ReplayInteraction
 from ..replay.runner import ScenarioRun
 from ..replay.transport import STALL_EXPIRED
-from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, STALLING
+from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, kinds_of
 from ..scenarios.model import AbortPlan, Scenario, Stream
 from .common import ToolCallIds, describe_result, error_message, provider_tool_call_ids, short
 from .context import CheckContext
@@ -96,9 +96,15 @@ def _variant_call(ctx: CheckContext, variant: FaultVariant) -> tuple[str, Scenar
     return variant.key, scenario, [variant.interaction]
 
 
+HANG_CLAUSE = "NT-04"
+"""Judges every stalling variant (stalls, held-open connections) for a hang: the step never returned (MUST)."""
+HELD_OPEN_CLAUSE = "NT-05"
+"""Judges where a step returned on a held-open connection: on the event, or only at its read timeout (SHOULD)."""
+
+
 def corpus_ahead(ctx: CheckContext) -> None:
     """The ``ahead`` hook of the clauses judged on the fault corpus: their variants, sent ahead."""
-    base = stall_base if ctx.clause == "NT-04" else corpus_base
+    base = stall_base if ctx.clause in (HANG_CLAUSE, HELD_OPEN_CLAUSE) else corpus_base
     if base(ctx.scenario, ctx.profile):
         for variant in _chosen(ctx, ctx.clause):
             ctx.session.ahead_variant(*_variant_call(ctx, variant))
@@ -191,8 +197,12 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
         run = run_variant(ctx, variant)
         if clause == "NT-01":
             problem = f"raised {type(run.raised).__name__}: {run.raised}" if run.raised is not None else None
-        elif clause == "NT-02":
+        elif clause == "NT-02" or (clause == HANG_CLAUSE and variant.kind == "held_open"):
             problem = _unusable(run, timeout) if run.raised is None else None
+            if problem and variant.kind == "held_open":
+                problem += ": it reads on after the event, and no read timeout ends the wait"
+        elif clause == HELD_OPEN_CLAUSE and _unusable(run, timeout):
+            continue  # no return to judge: the hang (or the raise) is NT-04's (or NT-01's), reported once there
         else:
             problem = judge(variant, run, ctx.result, timeout, provider_tool_call_ids(ctx))
             if problem is not None and failed_base and variant.expect.same_as_unfaulted:
@@ -202,10 +212,10 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
 
 
 def _chosen(ctx: CheckContext, clause: str) -> list[FaultVariant]:
-    """The variants ``clause`` is judged on: of every kind but stalls for NT-01 and NT-02, else its own."""
-    if clause in ("NT-01", "NT-02"):
-        return [v for v in variants(ctx) if v.kind not in STALLING]
-    return variants(ctx, clause)
+    """The variants ``clause`` is judged on (``fault_kinds.kinds_of``): of every kind but stalls for NT-01 and
+    NT-02, every stalling one for NT-04, else its own."""
+    kinds = kinds_of(clause)
+    return [v for v in variants(ctx) if v.kind in kinds]
 
 
 def _failed_base(ctx: CheckContext) -> str:
@@ -221,6 +231,11 @@ def _failed_base(ctx: CheckContext) -> str:
         f"expects {ctx.scenario.expect.type}, which the scenario's own clauses report; the fault runs are "
         "compared with the unfaulted result"
     )
+
+
+def _judges_the_result(clause: str, variant: FaultVariant) -> bool:
+    """Whether ``clause`` judged what the variant's run returned, not only that it returned."""
+    return clause not in ("NT-01", "NT-02") and not (clause == HANG_CLAUSE and variant.kind == "held_open")
 
 
 def _fail(ctx: CheckContext, variant: FaultVariant, run: ScenarioRun, problem: str) -> None:
@@ -244,7 +259,7 @@ def _fail(ctx: CheckContext, variant: FaultVariant, run: ScenarioRun, problem: s
     fail(
         ctx,
         f"{variant.describe(ctx.scenario.id)}: {problem}",
-        expected=_wanted(variant) if ctx.clause not in ("NT-01", "NT-02") else "a StepResult, in time",
+        expected=_wanted(variant) if _judges_the_result(ctx.clause, variant) else "a StepResult, in time",
         actual=actual,
         details=details,
     )

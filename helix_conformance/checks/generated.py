@@ -18,7 +18,7 @@ from ..scenarios.fixtures import GET_WEATHER, SEARCH_DOCS
 from ..scenarios.model import Scenario
 from .context import CheckContext, ScenarioSession
 from .properties import falsify
-from .registry import Check, CheckFailed, NotApplicable, fail, load_all_checks
+from .registry import Check, CheckFailed, NotApplicable, fail, load_all_checks, own_error
 
 TOOLS = (GET_WEATHER, SEARCH_DOCS)
 GENERATED_EXAMPLES_FACTOR = 5
@@ -227,6 +227,9 @@ def _explore(ctx: CheckContext, clauses: tuple[str, ...]) -> dict[str, str]:
                 found[check.clause] = f"{failure.message}{shown}\ninput: {_as_python(variant)}"
             except NotApplicable:
                 continue
+            except Exception as exc:  # the check's own error on this input: data, never a traceback
+                own = own_error(check.clause, variant.id, base.profile.name, exc)
+                found[check.clause] = f"{own.message} ({own.details})\ninput: {_as_python(variant)}"
         reports.update(found)  # shrinking goes on from here: later inputs are smaller
         return "; ".join(found) or None
 

@@ -145,6 +145,31 @@ def fail(
     )
 
 
+def own_error(clause: str, scenario: str, profile: str, exc: Exception) -> Failure:
+    """A check that met an exception of its own (not the adapter's: a run's errors are data already), as a
+    failure of its clause that says so, with where it happened, never a traceback."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = next(
+        (f for f in reversed(frames) if "helix_conformance" in f.filename), frames[-1] if frames else None
+    )
+    at = (
+        f" at {where.filename.rsplit('helix_conformance', 1)[-1].lstrip('/')}:{where.lineno}" if where else ""
+    )
+    return Failure(
+        clause=clause,
+        scenario=scenario,
+        profile=profile,
+        message=f"the check of {clause} could not judge this run: {type(exc).__name__}: {exc}"[:2000],
+        hint=(
+            "The harness met an error of its own while judging what the adapter did, so this verdict says "
+            "nothing either way about the adapter: report it to helix-conformance with this message."
+        ),
+        details=f"raised{at}",
+    )
+
+
 def load_all_checks() -> dict[str, Check]:
     """Import every check module (each registers its clauses) and return the registry."""
     import_without_assertion_rewriting("hypothesis")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from ..contract import AssistantMessage, SystemMessage, ToolMessage, UserMessage
@@ -10,8 +11,8 @@ from ..profiles.base import DecodedRequest
 from ..replay.runner import RunOptions, ScenarioRun
 from .common import error_of, json_text, named, on_profiles, sends_request, short
 from .context import CheckContext
-from .registry import check, fail
-from .schema_equivalence import differences
+from .registry import NotApplicable, check, fail
+from .schema_equivalence import NotComparable, differences
 
 
 def _first_request(ctx: CheckContext) -> DecodedRequest:
@@ -49,9 +50,56 @@ def _expected_history(ctx: CheckContext) -> list[Any]:
 
 
 def _messages_of(ctx: CheckContext, kind: type) -> tuple[list[Any], list[Any]]:
-    sent = [_canonical(m) for m in _first_request(ctx).messages if isinstance(m, kind)]
-    given = [_canonical(m) for m in _expected_history(ctx) if isinstance(m, kind)]
+    given_all = [_canonical(m) for m in _expected_history(ctx)]
+    sent_all = _joined_systems_split(given_all, [_canonical(m) for m in _first_request(ctx).messages])
+    given = [m for m, raw in zip(given_all, _expected_history(ctx)) if isinstance(raw, kind)]
+    sent = [m for m in sent_all if m[0] == _canonical_kind(kind)]
     return given, sent
+
+
+_CANONICAL_KIND: dict[type, str] = {
+    SystemMessage: "system",
+    UserMessage: "user",
+    AssistantMessage: "assistant",
+    ToolMessage: "tool",
+}
+
+
+def _canonical_kind(kind: type) -> str:
+    return _CANONICAL_KIND[kind]
+
+
+def _joined_systems_split(given: list[Any], sent: list[Any]) -> list[Any]:
+    """``sent`` with one system message that joins consecutive given system messages, in order, each exact,
+    separated by whitespace only (``"\n\n"`` as pydantic-ai and others join them), read as those messages: the
+    system slot holds the same instructions (docs/contract.md#msg-01). Anything else is left as sent."""
+    out: list[Any] = []
+    i = 0
+    for message in sent:
+        run = _system_run(given, i)
+        if message[0] == "system" and len(run) > 1 and _joins(message[1], [m[1] for m in run]):
+            out.extend(run)
+            i += len(run)
+            continue
+        out.append(message)
+        i += 1
+    return out
+
+
+def _system_run(given: list[Any], start: int) -> list[Any]:
+    run = []
+    for message in given[start:]:
+        if message[0] != "system":
+            break
+        run.append(message)
+    return run
+
+
+def _joins(text: Any, parts: list[Any]) -> bool:
+    if not isinstance(text, str) or not all(isinstance(p, str) and p for p in parts):
+        return False
+    pattern = r"\s+".join(re.escape(p) for p in parts)
+    return re.fullmatch(pattern, text) is not None
 
 
 @check("MSG-01", applies=_having(SystemMessage))
@@ -111,7 +159,7 @@ def tool_results_linked_by_id(ctx: CheckContext) -> None:
 def order_preserved_nothing_dropped(ctx: CheckContext) -> None:
     given = [_canonical(m) for m in _expected_history(ctx)]
     request = _first_request(ctx)
-    sent = [_canonical(m) for m in request.messages]
+    sent = _joined_systems_split(given, [_canonical(m) for m in request.messages])
     if given != sent:
         fail(
             ctx,
@@ -196,12 +244,25 @@ def parameters_equivalent_to_the_input_schema(ctx: CheckContext) -> None:
         decoded = sent.get(tool.name)
         if decoded is None or not isinstance(decoded.parameters, dict):
             fail(ctx, f"tool {tool.name} was sent without a parameters schema", actual=decoded)
-        diffs = differences(
-            tool.json_schema(),
-            decoded.parameters,
-            complete_only=bool(decoded.strict),
-            closed_objects=ctx.profile.closes_objects(decoded),
-        )
+        relax = ctx.profile.inexpressible(decoded)  # a strict mode's unsupported keywords: TOOL-03 wins
+        given = relax(tool.json_schema()) if relax is not None else tool.json_schema()
+        try:
+            diffs = differences(
+                given,
+                decoded.parameters,
+                complete_only=bool(decoded.strict),
+                closed_objects=ctx.profile.closes_objects(decoded),
+            )
+        except NotComparable as exc:
+            if exc.side == "given":  # the tool's own schema: nothing the adapter did, nothing to judge it on
+                raise NotApplicable(
+                    f"not judged: the input schema of {tool.name} cannot be compared on instances: {exc}"
+                ) from exc
+            fail(
+                ctx,
+                f"the schema sent for {tool.name} cannot stand for its input schema: {exc}",
+                details=f"schema sent: {decoded.parameters!r:.800}",
+            )
         if diffs:
             fail(
                 ctx,

@@ -98,7 +98,12 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
     if run.timed_out:
         return RootCause(
             hang_owner(session.scenario.tags),
-            f"generate_step did not return within {session.settings.timeout} s",
+            f"generate_step did not return within {session.settings.timeout} s"
+            + (
+                f" (plus the {session.allowed_wait_s:g} s wait the contract allows here)"
+                if session.allowed_wait_s
+                else ""
+            ),
             "no_result",
             run.trace.describe(),
         )

@@ -11,6 +11,8 @@ from typing import Any
 from hypothesis import HealthCheck, find, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from referencing.exceptions import Unresolvable
 
 from .properties import without_local_constants
 from .regex_example import simplest_match
@@ -228,21 +230,112 @@ def opened(schema: Any) -> Any:
     return schema
 
 
+class NotComparable(Exception):
+    """A schema TOOL-02 cannot compare on instances: ``side`` is ``"given"`` (the tool's own schema) or
+    ``"sent"`` (what the adapter sent); the message says what is wrong with it, for the clause's report."""
+
+    def __init__(self, side: str, message: str) -> None:
+        super().__init__(message)
+        self.side = side
+
+
+_SCHEMA_FAULTS = (SchemaError, Unresolvable, re.error, RecursionError, TypeError, ValueError, KeyError)
+"""What validating with, or building instances from, a broken schema raises (jsonschema, ``re``, our walk)."""
+
+
+def schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` cannot be compared (not a valid JSON Schema, a ``pattern`` Python's ``re`` cannot run, a
+    ``$ref`` that points nowhere), or None."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "the root"
+        if exc.validator == "format" and exc.validator_value == "regex":
+            return (
+                f"its pattern {exc.instance!r} (at {where}) cannot be run by Python's re: {_regex_error(exc)}"
+            )
+        return f"it is not a valid JSON Schema: {exc.message} (at {where})"
+    for ref in _refs(schema):
+        if _points_nowhere(ref, schema):
+            return f"its $ref {ref!r} points to nothing in the schema (a $defs entry dropped or renamed?)"
+    return None
+
+
+def _regex_error(exc: SchemaError) -> str:
+    try:
+        re.compile(str(exc.instance))
+    except re.error as error:
+        return str(error)
+    return exc.message
+
+
+def _refs(schema: Any) -> list[str]:
+    if isinstance(schema, dict):
+        own = [schema["$ref"]] if isinstance(schema.get("$ref"), str) else []
+        return own + [
+            ref for key, value in schema.items() if key not in ("const", "enum") for ref in _refs(value)
+        ]
+    if isinstance(schema, list):
+        return [ref for value in schema for ref in _refs(value)]
+    return []
+
+
+def _points_nowhere(ref: str, root: dict[str, Any]) -> bool:
+    """A local ``$ref`` (``#/...``, JSON Pointer escapes and percent-encoding undone) that resolves to nothing;
+    other references (an ``$id``, a URL) are left to the validator."""
+    if ref == "#":
+        return False
+    if not ref.startswith("#/"):
+        return False
+    from urllib.parse import unquote
+
+    node: Any = root
+    for raw in ref[2:].split("/"):
+        key = unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return True
+    return False
+
+
 def differences(
     original: dict[str, Any], sent: dict[str, Any], *, complete_only: bool, closed_objects: bool = True
 ) -> list[str]:
     """Instances on which the two schemas disagree, described for a failure message; with
-    ``closed_objects=False`` extra properties are left aside (the sent dialect cannot forbid them)."""
+    ``closed_objects=False`` extra properties are left aside (the sent dialect cannot forbid them).
+    ``NotComparable`` when either schema cannot be compared (checked before, and met while comparing)."""
+    for side, schema in (("given", original), ("sent", sent)):
+        problem = schema_problem(schema)
+        if problem is not None:
+            raise NotComparable(side, problem)
     if not closed_objects:
         original = opened(original)
     want_validator = Draft202012Validator(original)
     got_validator = Draft202012Validator(sent)
+    try:
+        candidates = instances(original, complete_only=complete_only)
+    except _SCHEMA_FAULTS as exc:
+        raise NotComparable(
+            "given", f"no instances could be built from it: {type(exc).__name__}: {exc}"
+        ) from exc
     diffs = []
-    for instance in instances(original, complete_only=complete_only):
-        want, got = want_validator.is_valid(instance), got_validator.is_valid(instance)
+    for instance in candidates:
+        want, got = _valid(want_validator, instance, "given"), _valid(got_validator, instance, "sent")
         if want != got:
             diffs.append(
                 f"{instance!r:.120}: {'valid' if want else 'invalid'} under the tool's schema, "
                 f"{'valid' if got else 'invalid'} under the schema sent"
             )
     return diffs
+
+
+def _valid(validator: Draft202012Validator, instance: Any, side: str) -> bool:
+    try:
+        return bool(validator.is_valid(instance))
+    except _SCHEMA_FAULTS as exc:
+        raise NotComparable(
+            side, f"validating {instance!r:.80} against it failed: {type(exc).__name__}: {exc}"
+        ) from exc

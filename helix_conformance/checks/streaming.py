@@ -24,6 +24,7 @@ from .common import (
     has_recorded_stream,
     not_,
     run_ids,
+    short,
     tagged,
     text_events,
 )
@@ -372,12 +373,49 @@ RAISING_CALLBACKS = RunOptions(callbacks="raising")
     ahead=lambda ctx: ctx.session.ahead(RAISING_CALLBACKS),
 )
 def raising_callbacks_do_not_break_the_step(ctx: CheckContext) -> None:
+    """Two answers are allowed (docs/contract.md#str-11): the result of the run whose callbacks do not raise
+    (the callback's error ignored, or logged), or an ErrorStepResult that carries the callback's exception
+    (NT-01 lists callback errors among the failures returned as errors). A success that differs from the
+    normal run's, or an error that hides the callback's exception, is not."""
     run = ctx.session.run(RAISING_CALLBACKS)
     if run.raised is not None:
         fail(ctx, "a callback that raises made generate_step raise", actual=repr(run.raised))
     if run.timed_out:
         fail(ctx, "with raising callbacks the step did not return in time")
-    if not isinstance(run.result, STEP_RESULT_TYPES):
+    result = run.result
+    if not isinstance(result, STEP_RESULT_TYPES):
+        fail(ctx, "with raising callbacks the step returned no valid StepResult", actual=repr(result)[:200])
+    if isinstance(result, ErrorStepResult):
+        if not isinstance(ctx.result, ErrorStepResult) and not _carries_the_callbacks_error(result.error):
+            fail(
+                ctx,
+                "with raising callbacks the step returned an error that does not carry the callback's "
+                "exception: the caller cannot tell its own bug from a provider failure",
+                expected=f"the normal run's result, or an ErrorStepResult caused by {CALLBACK_RAISED}",
+                actual=short(result),
+            )
+        return
+    if describe_result(result, run_ids(ctx)) != describe_result(ctx.result, run_ids(ctx)):
         fail(
-            ctx, "with raising callbacks the step returned no valid StepResult", actual=repr(run.result)[:200]
+            ctx,
+            "with raising callbacks the step returned another result than with callbacks that do not raise: the "
+            "callback's exception cut the response short or changed it",
+            expected=short(ctx.result),
+            actual=short(result),
         )
+
+
+CALLBACK_RAISED = "CallbackRaised"
+"""The class of the exceptions the harness's raising callbacks raise (``replay/callbacks.py``)."""
+
+
+def _carries_the_callbacks_error(error: BaseException) -> bool:
+    """Whether the error, its message or a cause in its chain is the callback's own exception."""
+    seen: BaseException | None = error
+    for _ in range(8):
+        if seen is None:
+            return False
+        if type(seen).__name__ == CALLBACK_RAISED or "raises on purpose (STR-11)" in str(seen):
+            return True
+        seen = getattr(seen, "cause", None) or seen.__cause__ or seen.__context__
+    return False

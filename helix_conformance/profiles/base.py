@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,6 +155,11 @@ class WireProfile(ABC):
         """Whether the schema dialect ``tool`` was sent in can forbid extra properties
         (``additionalProperties: false``); where it cannot, TOOL-02 leaves extra properties aside."""
         return True
+
+    def inexpressible(self, tool: DecodedTool) -> Callable[[Any], Any] | None:
+        """What of a JSON Schema the dialect ``tool`` was sent in cannot express (a strict mode's unsupported
+        keywords), as a function that removes it; TOOL-02 then compares on the rest. None: it expresses all."""
+        return None
 
     @abstractmethod
     def tool_problems(self, tool: DecodedTool) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..contract import AssistantMessage, Message, SystemMessage, ToolCallInfo, ToolMessage, UserMessage
@@ -272,6 +272,9 @@ class OpenAIChatProfile(WireProfile):
             strict=fn.get("strict"),
         )
 
+    def inexpressible(self, tool: DecodedTool) -> Callable[[Any], Any] | None:
+        return without_strict_inexpressible if tool.strict else None
+
     def tool_problems(self, tool: DecodedTool) -> list[str]:
         problems = []
         if not _TOOL_NAME.match(tool.name):
@@ -348,6 +351,52 @@ class OpenAIChatProfile(WireProfile):
 
 
 _SUBSCHEMA = ("items", "additionalProperties", "not", "contains", "if", "then", "else")
+STRICT_INEXPRESSIBLE = frozenset(
+    {
+        "minLength",
+        "maxLength",
+        "patternProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+        "unevaluatedItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "uniqueItems",
+    }
+)
+"""Keywords OpenAI's strict mode does not support (structured outputs, "Supported schemas":
+https://platform.openai.com/docs/guides/structured-outputs#supported-schemas; pydantic-ai's
+``profiles/openai.py`` ``_STRICT_INCOMPATIBLE_KEYS`` moves the same ones into the description)."""
+STRICT_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
+"""The string formats strict mode supports; another ``format`` cannot be expressed."""
+_LOOKAROUNDS = ("(?=", "(?!", "(?<=", "(?<!")
+_DATA_KEYS = frozenset({"const", "enum", "default", "examples"})
+
+
+def without_strict_inexpressible(schema: Any) -> Any:
+    """``schema`` less what OpenAI's strict mode cannot express: its unsupported keywords, a ``format`` it does
+    not know, a ``pattern`` with a lookaround. TOOL-02 compares a strict tool on the rest (TOOL-03 wins)."""
+    if isinstance(schema, list):
+        return [without_strict_inexpressible(v) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in STRICT_INEXPRESSIBLE:
+            continue
+        if key == "format" and value not in STRICT_FORMATS:
+            continue
+        if key == "pattern" and isinstance(value, str) and any(t in value for t in _LOOKAROUNDS):
+            continue
+        out[key] = value if key in _DATA_KEYS else without_strict_inexpressible(value)
+    return out
+
+
 _SUBSCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
 _SUBSCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,7 @@ from ..contract import (
 from ..scenarios.model import HttpError, Stream, StreamError
 from . import openai_responses_stream, openai_responses_summary
 from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
-from .openai_chat import _strict_schema_problems
+from .openai_chat import _strict_schema_problems, without_strict_inexpressible
 from .summary import ResponseSummary
 
 _CONFIG_FIELDS = {"max_output_tokens": "max_output_tokens", "temperature": "temperature", "top_p": "top_p"}
@@ -294,6 +294,9 @@ class OpenAIResponsesProfile(WireProfile):
             parameters=raw.get("parameters"),
             strict=raw.get("strict"),
         )
+
+    def inexpressible(self, tool: DecodedTool) -> Callable[[Any], Any] | None:
+        return without_strict_inexpressible if tool.strict else None
 
     def tool_problems(self, tool: DecodedTool) -> list[str]:
         problems = []

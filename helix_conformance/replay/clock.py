@@ -31,6 +31,8 @@ T = TypeVar("T")
 
 SETTLE_S = 0.001
 """The real wait before a jump of the clock (see ``_VirtualSelector.select``)."""
+PAST_LIMIT_MARGIN_S = 1.0
+"""A timer this far beyond the harness's limit is the adapter's, not the limit's own (``timer_past_the_limit``)."""
 POLL_EVERY_BUSY_TURNS = 16
 """While callbacks are ready, the loop polls its sockets once in this many turns instead of every turn."""
 
@@ -103,7 +105,9 @@ class _VirtualSelector(selectors.BaseSelector):
         ready = self.real.select(0)
         if ready:
             return ready
-        timer = loop.time() + timeout < loop.hard_deadline  # else the harness's limit, never jumped to
+        timer = loop.time() + timeout < loop.hard_deadline  # else the harness's limit, never jumped to...
+        if not timer and loop.timer_past_the_limit():
+            timer = True  # ...unless a timer of the adapter's lies beyond it: the limit comes first in real time too
         if timer and loop.may_skip():
             # A thread just woken (a job handed to a pool) still shows the frame it waited in until it gets
             # the GIL: a short real wait lets it start (or post its result) before the idle check is trusted.
@@ -234,10 +238,21 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         _sleep_until_skippable(seconds, skippable, skip)
         return True
 
-    def _next_timer(self) -> float:
+    def timer_past_the_limit(self) -> bool:
+        """Whether a live timer lies beyond the harness's limit (an hour's ``retry-after``, a day's idle
+        timer): the loop waits for it, so only the limit can end the wait, and jumping to the limit is as safe
+        as jumping to any timer (``may_skip`` still decides). The limit's own timer, set a moment after
+        ``hard_deadline``, is left out by the margin."""
+        if self.hard_deadline == float("inf"):
+            return False
+        return self._next_timer(after=self.hard_deadline + PAST_LIMIT_MARGIN_S) < float("inf")
+
+    def _next_timer(self, after: float = float("-inf")) -> float:
         """When the loop's next live timer is due (infinity with none); read while the loop waits in select."""
         scheduled = list(getattr(self, "_scheduled", ()))
-        return min((h.when() for h in scheduled if not h.cancelled()), default=float("inf"))
+        return min(
+            (h.when() for h in scheduled if not h.cancelled() and h.when() > after), default=float("inf")
+        )
 
 
 _active: dict[int, VirtualTimeLoop] = {}

@@ -53,6 +53,9 @@ class RunOptions:
     """NT-03: cancel the task running generate_step once this many chunks were delivered."""
     with_signal: bool = True
     timeout: float = 10.0
+    allowed_wait_s: float = 0.0
+    """Seconds the scenario lets the step wait on top of ``timeout`` (CFG-05's bound on a retry hint): on the
+    loop's clock, so with virtual time they cost no wall time and the real backstops stay at ``timeout``."""
     steps: int = 1
     """How many times generate_step is called on the same adapter (CACHE-03 stability)."""
     agent_id: str = AGENT_ID
@@ -65,6 +68,17 @@ class RunOptions:
     abort_on_text_delta: int | None = None
     """AB-02: the harness aborts from inside its own ``on_text_delta`` the Nth time it is called, as a caller
     reacting to the text does; with the body in one chunk, the events read with it are still unhandled."""
+
+    @property
+    def limit_s(self) -> float:
+        """The step's limit on the loop's clock (virtual seconds in replay)."""
+        return self.timeout + self.allowed_wait_s
+
+    @property
+    def real_limit_s(self) -> float:
+        """The step's limit in wall time: the waits the scenario allows are skipped under virtual time."""
+        return self.timeout if self.virtual_time else self.limit_s
+
     chunk_bytes: bool = False
     """Ship each delivered chunk's bytes back from the adapter's worker with the trace (``helix-conformance
     replay`` prints them). The checks read only the chunks' order and positions, and the bytes were most of
@@ -254,7 +268,7 @@ def _execute(
             daemon=True,
         )
         worker.start()
-        worker.join(options.timeout * options.steps + THREAD_GRACE_S)
+        worker.join(options.real_limit_s * options.steps + THREAD_GRACE_S)
         if worker.is_alive():
             run.timed_out = True
     run.duration_s = time.monotonic() - started
@@ -279,7 +293,7 @@ async def _drive(
         return
     before = asyncio.all_tasks()
     loop = asyncio.get_running_loop()
-    limit_at = loop.time() + options.timeout
+    limit_at = loop.time() + options.limit_s
     for _ in range(options.steps):
         step_input = build_input(scenario, spec, trace, options, controller)
         run.input_before = snapshot_input(step_input)
@@ -298,8 +312,8 @@ async def _drive(
                 # The clock never jumps to the harness's own limit: a jump over a thread that was about to
                 # answer would be a false HARN-03. A hang is cut off in real time; a step that skipped past
                 # the limit is measured when it ends (_past_limit).
-                limit_at = loop.hard_deadline = loop.time() + options.timeout
-            result = await asyncio.wait_for(_caught(_returning(outcome, trace), run), options.timeout)
+                limit_at = loop.hard_deadline = loop.time() + options.limit_s
+            result = await asyncio.wait_for(_caught(_returning(outcome, trace), run), options.limit_s)
             if run.raised is not None:
                 raise run.raised
         except asyncio.TimeoutError:

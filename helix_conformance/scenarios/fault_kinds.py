@@ -59,15 +59,16 @@ KINDS: dict[CorpusKind, tuple[str, str]] = {
         "timeout (adapters declaring 'abort'; one scenario per stream shape)",
     ),
     "held_open": (
-        "NT-04",
+        "NT-05",
         "the whole response, or an error event, then the connection stays open and sends nothing: the result of "
         "the terminal event ([DONE], message_stop, Gemini's finish chunk) or of the error event, returned without "
-        "waiting for the body to end (every adapter; one scenario per stream shape)",
+        "waiting for the body to end (every adapter; one scenario per stream shape). A step that returns only "
+        "at its read timeout fails NT-05 (SHOULD); one that never returns fails NT-04 (MUST)",
     ),
 }
 """Each fault kind: the clause that judges it and what a conforming adapter returns. Every variant is also
 judged by NT-01 (never raises) and NT-02 (a valid StepResult in time), stalls and held-open connections
-aside (NT-04's)."""
+aside: NT-04 judges every one of those for a hang (MUST), NT-05 where a held-open step returned."""
 STALLING: frozenset[CorpusKind] = frozenset({"stall", "held_open"})
 """Kinds whose body never ends: only NT-04 judges them (a hang would otherwise be reported once per clause)."""
 
@@ -94,7 +95,10 @@ LABELS: dict[CorpusKind, str] = {
 
 
 def kinds_of(clause: str) -> list[CorpusKind]:
-    """The fault kinds ``clause`` judges (NT-01 and NT-02 judge every kind but the stalling ones)."""
+    """The fault kinds ``clause`` judges (NT-01 and NT-02 judge every kind but the stalling ones, NT-04 every
+    stalling one: a held-open connection nothing ends is a hang, however the step reads)."""
     if clause in ("NT-01", "NT-02"):
         return [kind for kind in KINDS if kind not in STALLING]
+    if clause == "NT-04":
+        return [kind for kind in KINDS if kind in STALLING]
     return [kind for kind, (judged_by, _) in KINDS.items() if judged_by == clause]

@@ -245,7 +245,7 @@ class AdapterWorker:
         assert self.process is not None
         self.next_id += 1
         run_id = self.next_id
-        deadline = time.monotonic() + options.timeout * options.steps + THREAD_GRACE_S + WORKER_GRACE_S
+        deadline = time.monotonic() + options.real_limit_s * options.steps + THREAD_GRACE_S + WORKER_GRACE_S
         try:
             send_frame(self.process.to_worker, header("run", id=run_id, encoding="pickle"), payload)
             answer = self.process.reader.read(deadline)

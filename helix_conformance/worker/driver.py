@@ -257,7 +257,7 @@ class DriverWorker:
         """Send the run and turn the driver's messages into the run, until ``done`` or a broken driver."""
         assert self.process is not None
         options, trace, decoder = run.options, run.trace, HelixDecoder()
-        deadline = time.monotonic() + options.timeout + RETURN_GRACE_S
+        deadline = time.monotonic() + options.limit_s + RETURN_GRACE_S  # a driver's clock is real
         try:
             self.send(request)
             while True:
@@ -278,7 +278,7 @@ class DriverWorker:
                     self._returned(run, decoder, got)
                     last = len(run.results) >= options.steps or run.raised is not None
                     deadline = time.monotonic() + (
-                        options.late_wait_s + DONE_GRACE_S if last else options.timeout + RETURN_GRACE_S
+                        options.late_wait_s + DONE_GRACE_S if last else options.limit_s + RETURN_GRACE_S
                     )
                 elif kind == "done":
                     if got.get("setupError"):

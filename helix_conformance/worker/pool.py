@@ -76,7 +76,7 @@ class Ticket:
         return self.call[2]  # type: ignore[no-any-return]
 
     def limit(self) -> float:
-        return self.options.timeout * self.options.steps + THREAD_GRACE_S + WORKER_GRACE_S
+        return self.options.real_limit_s * self.options.steps + THREAD_GRACE_S + WORKER_GRACE_S
 
     def result(self) -> ScenarioRun:
         return self.pool.wait(self)

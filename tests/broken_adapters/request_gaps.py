@@ -51,6 +51,15 @@ class ForwardsSchemasToGemini(HookedGeminiAdapter):
         return body
 
 
+class DropsDefs(HookedAdapter):
+    def build_body(self, input: LLMGenerateInput) -> dict[str, Any]:
+        body = super().build_body(input)
+        for entry in body.get("tools", []):
+            parameters = entry["function"]["parameters"]
+            parameters.pop("$defs", None)  # Bug: "definitions are noise": every $ref to them now dangles
+        return body
+
+
 class StrictTopLevelOnly(HookedAdapter):
     def build_body(self, input: LLMGenerateInput) -> dict[str, Any]:
         body = super().build_body(input)
@@ -86,6 +95,28 @@ class KeepsTheLastSystemMessage(HookedAnthropicAdapter):
         return body
 
 
+def _systems_joined(body: dict[str, Any], separator: str) -> dict[str, Any]:
+    messages = body.get("messages", [])
+    systems = [m for m in messages if m.get("role") == "system"]
+    if len(systems) > 1:
+        joined = {"role": "system", "content": separator.join(str(m["content"]) for m in systems)}
+        body["messages"] = [joined, *(m for m in messages if m.get("role") != "system")]
+    return body
+
+
+class JoinsSystemMessages(HookedAdapter):
+    """Not broken: the system messages joined with a blank line, as pydantic-ai joins system prompts."""
+
+    separator = "\n\n"
+
+    def build_body(self, input: LLMGenerateInput) -> dict[str, Any]:
+        return _systems_joined(super().build_body(input), self.separator)
+
+
+class JoinsSystemMessagesWithNothing(JoinsSystemMessages):
+    separator = ""  # Bug: "You are terse." + "Answer in English." run together into one sentence
+
+
 # --- CFG-01: null for unset -------------------------------------------------------------------------------------
 
 
@@ -116,6 +147,14 @@ class NoContentType(HookedGeminiAdapter):
 
 
 ADAPTERS: list[BrokenAdapter] = [
+    broken(
+        "drops_defs",
+        DropsDefs,
+        "TOOL-02",
+        ["tool_schemas"],
+        "Sends pydantic's schema without its $defs: the $refs to them point nowhere (reported as TOOL-02's "
+        "message, not as jsonschema's PointerToNowhere traceback).",
+    ),
     broken_gemini(
         "gemini_cleans_schemas_in_place",
         CleansSchemasInPlace,
@@ -150,6 +189,14 @@ ADAPTERS: list[BrokenAdapter] = [
         "MSG-01",
         ["system_two_messages"],
         "Assigns each system message to `system` in turn: only the last one is sent.",
+    ),
+    broken(
+        "joins_system_messages_with_nothing",
+        JoinsSystemMessagesWithNothing,
+        "MSG-01",
+        ["system_two_messages"],
+        "Joins two system messages into one with no separator: the two instructions run into one sentence "
+        "(joined with whitespace, as pydantic-ai does, they pass).",
     ),
     broken_anthropic(
         "anthropic_sends_null_for_unset",

@@ -88,6 +88,25 @@ class SleepsThroughRetryAfter(_OwnRetryLoop):
     wait = staticmethod(time.sleep)  # Bug upon bug: a blocking sleep inside the event loop
 
 
+async def _capped(hint_s: float, cap_s: float) -> None:
+    await asyncio.sleep(min(hint_s, cap_s))
+
+
+class CapsRetryAfterAtFiveMinutes(_OwnRetryLoop):
+    """Bounds the hint, but too loosely: CFG-05 allows two minutes between attempts."""
+
+    wait = staticmethod(functools.partial(_capped, cap_s=300.0))  # Bug: a cap over the contract's bound
+
+
+class CapsRetryAfter(_OwnRetryLoop):
+    """Not broken: caps the hint at ``cap_s`` (the foreign adapters' 30 s; the bound itself, 120 s)."""
+
+    cap_s = 30.0
+
+    def wait(self, hint_s: float) -> Any:
+        return _capped(hint_s, self.cap_s)
+
+
 # --- ERR-01: 504 ------------------------------------------------------------------------------------------------
 
 
@@ -140,6 +159,13 @@ ADAPTERS: list[BrokenAdapter] = [
         ["retry_after_too_long"],
         "time.sleep(retry-after) inside the event loop: the hour blocks the loop (the harness gives the "
         "thread up; it is not hung).",
+    ),
+    broken(
+        "caps_retry_after_at_five_minutes",
+        CapsRetryAfterAtFiveMinutes,
+        "CFG-05",
+        ["retry_after_too_long"],
+        "Caps a retry hint at five minutes: bounded, but beyond the contract's two (a SHOULD clause).",
     ),
     broken_gemini(
         "gemini_gateway_timeout_as_timeout",

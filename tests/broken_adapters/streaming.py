@@ -281,6 +281,47 @@ class CallbackErrorsPropagate(HookedAdapter):
         return _UnguardedCallbacks(input.callbacks, guard)
 
 
+class _StopOnCallbackErrors(SafeCallbacks):
+    failed = False
+
+    async def _call(self, callback: Callable[..., Any] | None, *args: Any, after_abort: bool = False) -> None:
+        if callback is None or (self._guard.aborted and not after_abort):
+            return
+        try:
+            await invoke_callback(callback, *args)
+        except Exception:
+            self.failed = True  # Bug: "the consumer is broken, stop streaming" and return what was read
+
+
+class _StopsWhenACallbackFails(HookedChatStream):
+    async def feed(self, events: list[SSEEvent]) -> bool:
+        stop = await super().feed(events)
+        return stop or bool(getattr(self._emit, "failed", False))
+
+
+class CutsTheStreamOnCallbackErrors(HookedAdapter):
+    stream_class = _StopsWhenACallbackFails
+
+    def make_emit(self, input: LLMGenerateInput, guard: StreamGuard) -> SafeCallbacks:
+        return _StopOnCallbackErrors(input.callbacks, guard)
+
+
+class _MasksCallbackErrors(SafeCallbacks):
+    async def _call(self, callback: Callable[..., Any] | None, *args: Any, after_abort: bool = False) -> None:
+        if callback is None or (self._guard.aborted and not after_abort):
+            return
+        try:
+            await invoke_callback(callback, *args)
+        except Exception:
+            # Bug: reported as the provider's failure, the caller's own exception dropped
+            raise HelixError("openai: the stream failed", code="provider_error", retryable=True) from None
+
+
+class MasksCallbackErrorsAsProviderErrors(HookedAdapter):
+    def make_emit(self, input: LLMGenerateInput, guard: StreamGuard) -> SafeCallbacks:
+        return _MasksCallbackErrors(input.callbacks, guard)
+
+
 ADAPTERS: list[BrokenAdapter] = [
     broken(
         "trims_every_delta",
@@ -372,6 +413,20 @@ ADAPTERS: list[BrokenAdapter] = [
         "STR-10",
         ["text_basic", "text_unicode"],
         "Creates a new SSE decoder for every network chunk: lines and characters split across chunks break.",
+    ),
+    broken(
+        "cuts_the_stream_on_callback_errors",
+        CutsTheStreamOnCallbackErrors,
+        "STR-11",
+        ["text_basic", "text_and_tool_call"],
+        "Stops reading when a callback raises and returns what it read so far: no exception, a wrong answer.",
+    ),
+    broken(
+        "masks_callback_errors_as_provider_errors",
+        MasksCallbackErrorsAsProviderErrors,
+        "STR-11",
+        ["text_basic"],
+        "Turns a raising callback into provider_error 'the stream failed', the callback's exception dropped.",
     ),
     broken(
         "callback_errors_propagate",

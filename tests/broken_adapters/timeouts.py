@@ -1,5 +1,6 @@
 """Broken adapters that wait for what never comes (issue 18): no read timeout, a blocked event loop, a body read
-on past its terminal event, callbacks fired after an abort from the events already read (NT-04, AB-02)."""
+on past its terminal event (with a read timeout: NT-05; without one: NT-04), callbacks fired after an abort from
+the events already read (AB-02)."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ class SyncClientInAsyncStep(HookedAdapter):
             return ErrorStepResult(error=self.transport_error(exc))
 
 
-# --- NT-04: reading on after the terminal event ------------------------------------------------------------------
+# --- NT-05 (and NT-04 with no read timeout): reading on after the terminal event ---------------------------------
 
 
 class _ReadsToTheEndChat(HookedChatStream):
@@ -93,6 +94,12 @@ class _ReadsToTheEndMessages(HookedMessagesStream):
     async def feed(self, events: list[SSEEvent]) -> bool:
         stop = await super().feed(events)
         return stop and self._error is not None  # Bug: message_stop seen, reading goes on until EOF
+
+
+class ReadsPastDoneForever(NoReadTimeout):
+    """Reads on after [DONE] and has no read timeout: a connection held open is waited for forever."""
+
+    stream_class = _ReadsToTheEndChat
 
 
 class ReadsPastMessageStop(HookedAnthropicAdapter):
@@ -156,29 +163,37 @@ ADAPTERS: list[BrokenAdapter] = [
     broken(
         "reads_past_done",
         ReadsPastDone,
-        "NT-04",
+        "NT-05",
         ["text_basic", "tool_call"],
         "Parses [DONE] but reads on until the body ends: a connection held open keeps the step waiting.",
+    ),
+    broken(
+        "reads_past_done_forever",
+        ReadsPastDoneForever,
+        "NT-04",
+        ["text_basic"],
+        "Reads on after [DONE] until the body ends, with no read timeout: a connection held open after the "
+        "terminal event hangs the step (NT-04, MUST; with a read timeout it would be NT-05's SHOULD).",
     ),
     broken_anthropic(
         "anthropic_reads_past_message_stop",
         ReadsPastMessageStop,
-        "NT-04",
+        "NT-05",
         ["text_basic", "tool_call"],
         "Reads on after message_stop until the body ends (what the anthropic SDK's iterator does).",
     ),
     broken_anthropic(
         "anthropic_reads_past_the_error_event",
         ReadsPastTheErrorEvent,
-        "NT-04",
+        "NT-05",
         ["text_basic"],
         "Returns on message_stop, but after an `event: error` reads on until the body ends: a connection held "
-        "open after the error keeps the step waiting (its code is right: NT-04 judges the wait, ERR-03 the code).",
+        "open after the error keeps the step waiting (its code is right: NT-05 judges the wait, ERR-03 the code).",
     ),
     broken_gemini(
         "gemini_reads_past_the_finish_chunk",
         ReadsPastTheFinishChunk,
-        "NT-04",
+        "NT-05",
         ["text_basic", "tool_call"],
         "Reads on after the finishReason chunk until the body ends (what google-genai's iterator does).",
     ),

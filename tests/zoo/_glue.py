@@ -147,8 +147,45 @@ def code_for_status(status: int) -> str:
 ErrorMapper = Callable[[Exception], HelixError]
 
 
+STOP_REASONS: dict[str, dict[str, StopReason]] = {
+    "openai": {
+        "stop": "end_turn",
+        "tool_calls": "tool_use",
+        "length": "max_tokens",
+        "content_filter": "content_filter",
+    },
+    "anthropic": {
+        "end_turn": "end_turn",
+        "tool_use": "tool_use",
+        "max_tokens": "max_tokens",
+        "model_context_window_exceeded": "max_tokens",
+        "stop_sequence": "stop_sequence",
+        "refusal": "refusal",
+        "pause_turn": "end_turn",
+    },
+    "gemini": {
+        "STOP": "end_turn",
+        "MAX_TOKENS": "max_tokens",
+        **dict.fromkeys(
+            (
+                "SAFETY",
+                "RECITATION",
+                "BLOCKLIST",
+                "PROHIBITED_CONTENT",
+                "SPII",
+                "IMAGE_SAFETY",
+                "MODEL_ARMOR",
+            ),
+            "content_filter",
+        ),
+    },
+}
+"""Each provider's own finish reasons as Helix stop reasons, for shims that can read them (LangChain, pydantic-ai)."""
+
+
 TOOL_NAMES = {  # the provider's tool name rule, checked before anything is sent (TOOL-05)
     "openai-chat": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
+    "openai-responses": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "anthropic-messages": re.compile(r"[a-zA-Z0-9_-]{1,128}"),
     "gemini": re.compile(r"[a-zA-Z_][a-zA-Z0-9_.-]{0,63}"),
 }

@@ -51,7 +51,6 @@ from helix_conformance.contract import (
     LLMConfig,
     LLMGenerateInput,
     StepResult,
-    StopReason,
     SystemMessage,
     ToolMessage,
 )
@@ -61,39 +60,7 @@ from . import _glue
 GEMINI_SIGNATURES = "__gemini_function_call_thought_signatures__"
 """Where langchain-google-genai keeps thought signatures of function calls (``additional_kwargs``)."""
 
-STOP: dict[str, dict[str, StopReason]] = {
-    "openai": {
-        "stop": "end_turn",
-        "tool_calls": "tool_use",
-        "length": "max_tokens",
-        "content_filter": "content_filter",
-    },
-    "anthropic": {
-        "end_turn": "end_turn",
-        "tool_use": "tool_use",
-        "max_tokens": "max_tokens",
-        "model_context_window_exceeded": "max_tokens",
-        "stop_sequence": "stop_sequence",
-        "refusal": "refusal",
-        "pause_turn": "end_turn",
-    },
-    "gemini": {
-        "STOP": "end_turn",
-        "MAX_TOKENS": "max_tokens",
-        **dict.fromkeys(
-            (
-                "SAFETY",
-                "RECITATION",
-                "BLOCKLIST",
-                "PROHIBITED_CONTENT",
-                "SPII",
-                "IMAGE_SAFETY",
-                "MODEL_ARMOR",
-            ),
-            "content_filter",
-        ),
-    },
-}
+STOP = _glue.STOP_REASONS
 FINISH_KEY = {"openai": "finish_reason", "anthropic": "stop_reason", "gemini": "finish_reason"}
 
 
