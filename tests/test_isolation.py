@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import re
 import shlex
 import sys
 import textwrap
@@ -271,7 +272,8 @@ def test_replay_runs_a_driver_command(capsys: pytest.CaptureFixture[str]) -> Non
     assert "isolated: the adapter runs in a driver process of its own (python " in out.splitlines()[0]
     assert "callback         on_text_delta(" in out
     assert "via http" in out  # the adapter's HTTP went to the replay server
-    assert "clauses: 28 of 28 hold on this scenario" in out  # NT-03 and HARN-04 are not applicable
+    held = re.search(r"clauses: (\d+) of (\d+) hold on this scenario", out)
+    assert held and held[1] == held[2] and int(held[1]) > 20, out  # every judged clause holds
 
 
 @pytest.mark.parametrize(
