@@ -315,3 +315,48 @@ def test_a_schema_2_report_is_still_rendered(
     for fmt in ("md", "html", "json", "badge"):
         assert cli_main(["report", str(path), "--format", fmt]) == 0
     assert "Compatibility matrix" not in capsys.readouterr().out
+
+
+# --- the replay serves the servers' own URL shapes -----------------------------------------------------------
+
+
+def test_azure_and_claude_on_vertex_urls_are_served_and_judged() -> None:
+    """An adapter posting to Azure OpenAI's deployment URL, or to Claude on Vertex AI's ``:streamRawPredict``
+    (with ``anthropic_version`` in the body and a bearer token), is served as at the provider's own URL and
+    judged the same."""
+    from reference_adapters.anthropic import AnthropicAdapter
+    from reference_adapters.anthropic import spec as anthropic
+    from reference_adapters.openai_chat import OpenAIChatAdapter
+    from reference_adapters.openai_chat import spec as openai
+
+    def azure(ctx: Any) -> Any:
+        origin = ctx.base_url.removesuffix("/v1")
+        return OpenAIChatAdapter(
+            api_key=ctx.api_key, base_url=f"{origin}/openai/deployments/gpt4o", timeout=ctx.timeout
+        )
+
+    class ClaudeOnVertex(AnthropicAdapter):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            origin = self._url.removesuffix("/v1/messages")
+            self._url = f"{origin}/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude:streamRawPredict"
+
+        async def generate_step(self, step_input: Any) -> Any:
+            options = {"anthropic": {"anthropic_version": "vertex-2023-10-16"}}
+            config = step_input.config.model_copy(
+                update={"headers": {"authorization": "Bearer ya29.token"}, "provider_options": options}
+            )
+            return await super().generate_step(step_input.model_copy(update={"config": config}))
+
+    vertex = dataclasses.replace(
+        anthropic,
+        factory=lambda ctx: ClaudeOnVertex(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout),
+    )
+    for spec in (dataclasses.replace(openai, factory=azure), vertex):
+        report = run_conformance(
+            spec,
+            scenarios=["text_basic", "tool_call"],
+            clauses=["RES-01", "RES-04", "MSG-09", "HARN-01"],
+            timeout=TIMEOUT,
+        )
+        assert {r["outcome"] for r in report["results"]} == {"passed"}, report["results"]
