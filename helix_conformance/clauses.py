@@ -1386,3 +1386,14 @@ def get_clause(clause_id: str) -> Clause:
             f"unknown contract clause {clause_id!r}: clause ids look like 'RES-01', "
             f"with one of the area prefixes {areas}; see docs/contract.md"
         ) from None
+
+
+REQUEST_SIDE = ("MSG-", "TOOL-", "CFG-01", "CFG-02", "CACHE-")
+"""The clauses that judge the adapter's request against the scenario's input, never the response: a recorded
+scenario (whose input is unknown) does not plan them, and a scenario whose response the provider would not
+send to the adapter's request still judges them (the request was made before any answer came)."""
+
+
+def judges_request(clause_id: str) -> bool:
+    """Whether the clause judges the request only (``REQUEST_SIDE``)."""
+    return clause_id.startswith(REQUEST_SIDE)

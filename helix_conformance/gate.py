@@ -13,6 +13,8 @@ from typing import Literal
 
 from .baseline import DEFAULT_PATH, Baseline, BaselineEntry
 from .checks.registry import Failure
+from .profiles.servers import server_name
+from .reporting.applicability import NOT_APPLICABLE
 from .reporting.outcomes import OutcomeLog
 from .suite import CheckOutcome, PlannedCheck
 
@@ -25,8 +27,11 @@ class ItemVerdict:
     message: str = ""
     failure: Failure | None = None
     """The clause failure behind a fail or an xfail (its evidence goes into every report)."""
-    status: Literal["baselined", "stale"] | None = None
-    """Set when the baseline decided the outcome; reported through the ``helix_status`` user property."""
+    status: Literal["baselined", "stale", "compat_failed", "not_applicable"] | None = None
+    """Set when the baseline decided the outcome (``baselined``, ``stale``), when a failure goes to the
+    compatibility matrix instead of the gate (``compat_failed``), or when the scenario's response is not what the
+    provider sends to the adapter's request (``not_applicable``); reported through the ``helix_status`` user
+    property."""
     baseline_reason: str = ""
 
 
@@ -38,8 +43,20 @@ class Gate:
     unmatched: list[BaselineEntry] = field(default_factory=list)
 
     def judge(self, planned: PlannedCheck, outcome: CheckOutcome) -> ItemVerdict:
+        if outcome.outcome == "not_applicable":
+            return ItemVerdict("skip", NOT_APPLICABLE + outcome.reason, status="not_applicable")
         if outcome.outcome == "skipped":
             return ItemVerdict("skip", outcome.reason)
+        if outcome.matrix and outcome.outcome == "failed" and outcome.failure is not None:
+            # A quirk of servers the adapter does not target: the matrix shows it, whatever the baseline says.
+            servers = ", ".join(server_name(planned.profile, s) for s in sorted(outcome.matrix))
+            return ItemVerdict(
+                "xfail",
+                f"compatibility matrix only (a quirk of {servers}, which the adapter does not declare in "
+                f"AdapterSpec.servers): {outcome.failure.message}",
+                outcome.failure,
+                status="compat_failed",
+            )
         entry = (
             self.baseline.find(planned.profile, planned.scenario.id, planned.clause)
             if self.baseline
@@ -140,7 +157,19 @@ def session_errors(log: OutcomeLog, capabilities: frozenset[str], *, everything_
         ]
     unexercised = log.unexercised(capabilities) if everything_selected else []
     if unexercised:
-        return [f"HARN-05: declared capabilities exercised by no executed clause: {', '.join(unexercised)}"]
+        left_out = sorted(
+            {c for o in log.items.values() if o.status == "not_applicable" for c in o.requires}
+            & set(unexercised)
+        )
+        why = (
+            f" ({', '.join(left_out)}: the scenarios that need it were not applicable to this adapter's request, "
+            "which never asked for what their responses need; see 'not applicable' above)"
+            if left_out
+            else ""
+        )
+        return [
+            f"HARN-05: declared capabilities exercised by no executed clause: {', '.join(unexercised)}{why}"
+        ]
     return []
 
 

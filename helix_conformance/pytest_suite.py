@@ -14,6 +14,7 @@ from .baseline import BaselineError, load_baseline
 from .checks.context import HarnessSettings
 from .checks.registry import Failure
 from .gate import Gate, session_errors
+from .profiles.servers import declared_servers, unknown_servers
 from .reporting.format import failure_line, format_failure, verdict_text
 from .reporting.outcomes import (
     CAUSE_PROPERTY,
@@ -139,9 +140,12 @@ class ConformancePlugin:
         self.resolved = resolved
         self.options = options
         try:
-            profile_for(resolved.spec)
+            profile = profile_for(resolved.spec)
         except KeyError as exc:
             raise pytest.UsageError(f"--adapter={resolved.requested}: {exc.args[0]}") from None
+        unknown = unknown_servers(profile.name, resolved.spec.servers)
+        if unknown:
+            raise pytest.UsageError(f"--adapter={resolved.requested}: {unknown}")
         protect_env(resolved.spec.api_key_env)
         recording = options["helix_record_mode"][0] != "none"
         self.cassette_root = check_cassette_dir(options["helix_cassette_dir"][0], recording=recording)
@@ -251,7 +255,12 @@ class ConformancePlugin:
         lines = [
             f"helix-conformance {__version__}: adapter {spec.name!r} from {self.resolved.target} "
             f"({self.resolved.origin})",
-            f"  wire profile {spec.wire_profile}, model {spec.model}, capabilities: {caps}",
+            f"  wire profile {spec.wire_profile}, model {spec.model}, capabilities: {caps}"
+            + (
+                f", servers: {', '.join(sorted(servers))}"
+                if (servers := declared_servers(spec, spec.wire_profile))
+                else ""
+            ),
             f"  cassettes: {self._cassettes_shown()}",
         ]
         shown = ", ".join(
@@ -295,6 +304,7 @@ class ConformancePlugin:
                     ("profile", check.profile),
                     ("level", check.level),
                     ("requires", ",".join(sorted(check.scenario.requires | check.check.requires))),
+                    ("servers", ",".join(sorted(check.servers))),
                 ]
             )
             item.add_marker(pytest.mark.helix_conformance)
@@ -367,6 +377,8 @@ class ConformancePlugin:
             deselected=bool(self.deselected),
             requested=self.resolved.requested,
             stopped=bool(self._stopped(terminalreporter.config)),
+            profile=self.resolved.spec.wire_profile,
+            servers=declared_servers(self.resolved.spec, self.resolved.spec.wire_profile),
         ):
             in_process = line.startswith("VERDICT") and self.options["helix_in_process"][0]
             terminalreporter.write_line(f"{line} ({IN_PROCESS_NOTE})" if in_process else line)
@@ -410,7 +422,7 @@ class ConformancePlugin:
         outcomes = [
             (o.profile, o.scenario, o.clause, o.status, o.baseline_reason) for o in self.log.items.values()
         ]
-        ran = {(o.profile, o.scenario, o.clause) for o in self.log.items.values() if o.status != "skipped"}
+        ran = {(o.profile, o.scenario, o.clause) for o in self.log.items.values() if o.executed}
         count = write_baseline(path, entries_to_write(self.gate, outcomes, ran), self.resolved.requested)
         self.log.notes.append(
             f"baseline written: {path} ({count} known failure{'s' if count != 1 else ''}); edit each reason, "

@@ -18,6 +18,7 @@ from .baseline import Baseline
 from .checks.context import HarnessSettings, RunTicket
 from .contract.spec import AdapterSpec
 from .gate import Gate, session_errors
+from .profiles.servers import unknown_servers
 from .replay.runner import ScenarioRun
 from .reporting.format import verdict_text
 from .reporting.json_report import build_report
@@ -192,6 +193,9 @@ def run_suite(
     spec = isolation.resolved.spec
     requested = requested or isolation.resolved.requested
     protect_env(spec.api_key_env)
+    unknown = unknown_servers(spec.wire_profile, spec.servers)
+    if unknown:
+        raise ValueError(unknown)
     if cassette_dir is None:
         problem = missing_cassettes_problem(spec)
         if problem:
@@ -269,6 +273,7 @@ def _judge(planned: list[PlannedCheck], runner: SuiteRunner, gate: Gate, log: Ou
                 item.scenario.requires | item.check.requires,
                 verdict.baseline_reason,
                 verdict.failure.message if verdict.action == "fail" and verdict.failure else "",
+                item.servers,
             )
         )
         stop = runner.stop_reason()

@@ -14,7 +14,7 @@ from typing import Literal
 from .checks.context import CheckContext, HarnessSettings, ScenarioSession
 from .checks.registry import Check, CheckFailed, Failure, NotApplicable, load_all_checks, own_error
 from .checks.root import RootCause, common_cause, root_cause, stop_message
-from .clauses import get_clause
+from .clauses import get_clause, judges_request
 from .contract.spec import AdapterSpec
 from .profiles import get_profile
 from .profiles.base import WireProfile
@@ -24,7 +24,9 @@ from .scenarios import SCENARIOS, scenarios_for
 from .scenarios.model import Scenario
 from .scenarios.recorded import RecordedScenario, gap_reason, judged_on
 
-Outcome = Literal["passed", "failed", "skipped"]
+Outcome = Literal["passed", "failed", "skipped", "not_applicable"]
+"""``not_applicable``: the scenario's response is not what the provider sends to the request the adapter
+made (its precondition, ``scenarios/preconditions.py``), so the check does not judge it."""
 
 
 def bundled_cassettes() -> Path:
@@ -55,12 +57,21 @@ class PlannedCheck:
     def test_id(self) -> str:
         return f"{self.profile}::{self.scenario.id}::{self.clause}"
 
+    @property
+    def servers(self) -> frozenset[str]:
+        """The servers whose quirk this check's scenario is (empty: every server of the profile sends it)."""
+        precondition = self.scenario.precondition(self.profile)
+        return precondition.servers if precondition and precondition.servers is not None else frozenset()
+
 
 @dataclass
 class CheckOutcome:
     outcome: Outcome
     failure: Failure | None = None
     reason: str = ""
+    matrix: frozenset[str] = frozenset()
+    """Set when the scenario is a quirk of these servers only and the adapter targets none of them: the
+    outcome goes to the compatibility matrix, never to the gate."""
 
 
 def profile_for(spec: AdapterSpec) -> WireProfile:
@@ -182,6 +193,8 @@ class SuiteRunner:
     """Scenarios whose root cause has been reported on an item (what the fail-fast rule counts)."""
     _planned: dict[str, list[PlannedCheck]] = field(default_factory=dict)
     """The checks each scenario will run here, in the order they run: what it sends ahead."""
+    _matrix_only: set[str] = field(default_factory=set)
+    """Scenarios judged for the compatibility matrix only: their root causes never stop the run."""
     look_ahead: bool = False
     """Also send the next scenario's runs ahead when a scenario starts (when this process runs the items in
     the planned order: not in a pytest-xdist worker, which gets them in batches)."""
@@ -280,8 +293,13 @@ class SuiteRunner:
         return self.roots[scenario_id]
 
     def stop_reason(self) -> str | None:
-        """Why the run should stop now (checks/root.common_cause), or None to go on."""
-        settled = [root for sid, root in self.roots.items() if root is None or sid in self._reported]
+        """Why the run should stop now (checks/root.common_cause), or None to go on. Scenarios judged for the
+        compatibility matrix only do not count: what they show cannot fail the gate."""
+        settled = [
+            root
+            for sid, root in self.roots.items()
+            if (root is None or sid in self._reported) and sid not in self._matrix_only
+        ]
         cause = common_cause(settled)
         return stop_message(cause, len(self.roots)) if cause else None
 
@@ -305,9 +323,27 @@ class SuiteRunner:
 
     def _run(self, item: PlannedCheck) -> CheckOutcome:
         session = self.session(item)
+        try:
+            applicable = session.applicability()
+        except CassetteError as exc:
+            return CheckOutcome("failed", _failure(item, f"cassette problem: {exc}"))
+        if applicable.matrix:
+            self._matrix_only.add(item.scenario.id)
+        if applicable.unmet is not None:
+            session.close()  # the response-side runs sent ahead will not be asked for
+            if not judges_request(item.clause):
+                return CheckOutcome("not_applicable", reason=applicable.unmet)
+        outcome = self._judge(item, session, root_cause=applicable.unmet is None)
+        outcome.matrix = applicable.matrix
+        return outcome
+
+    def _judge(self, item: PlannedCheck, session: ScenarioSession, *, root_cause: bool) -> CheckOutcome:
+        """The check's outcome on the scenario's runs; ``root_cause``: a run that lacks a result or an exchange
+        is reported once (checks/root.py) — not where the response was not the provider's to this request,
+        when only the request clauses are judged."""
         ctx = CheckContext(item.clause, session)
         try:
-            root = self.root_cause(item.scenario.id, session)
+            root = self.root_cause(item.scenario.id, session) if root_cause else None
             if root is not None and item.clause == root.clause:
                 self._reported.add(item.scenario.id)
                 return CheckOutcome("failed", _root_failure(item, root))

@@ -436,4 +436,6 @@ spec = AdapterSpec(
     model="claude-haiku-4-5-20251001",
     capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"}),
     description="The reference adapter: Anthropic Messages, streamed, over httpx.",
+    # Every server of the profile: the reference is the proof that each scenario can be passed.
+    servers=frozenset({"anthropic", "vertex-anthropic", "bedrock-anthropic"}),
 )

@@ -565,4 +565,7 @@ spec = AdapterSpec(
     # "caching": caching='auto' is honoured by sending nothing for it (CACHE-04: Gemini caches implicitly).
     capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"}),
     description="The reference adapter: Google Gemini (Generative Language API), streamed, over httpx.",
+    # Every server of the profile: the reference is the proof that each scenario can be passed (Vertex's
+    # streamed arguments included: it assembles partialArgs whenever its request asks for them).
+    servers=frozenset({"gemini-api", "vertex"}),
 )

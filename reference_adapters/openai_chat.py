@@ -436,4 +436,31 @@ spec = AdapterSpec(
     model="gpt-4o-mini",
     capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"}),
     description="The reference adapter: OpenAI Chat Completions, streamed, over httpx.",
+    # Every server of the profile (helix-conformance list servers): the reference is the proof that each
+    # scenario can be passed, so every server's quirks are judged on it by the gate.
+    servers=frozenset(
+        {
+            "openai",
+            "azure-openai",
+            "deepseek",
+            "openrouter",
+            "mistral",
+            "groq",
+            "ollama",
+            "gemini-openai",
+            "anthropic-openai",
+            "xai",
+            "alibaba",
+            "perplexity",
+            "huggingface",
+            "glm",
+            "kimi",
+            "snowflake",
+            "novita",
+            "nvidia-nim",
+            "litellm",
+            "chat-gateways",
+            "sse-framing",
+        }
+    ),
 )

@@ -401,4 +401,5 @@ spec = AdapterSpec(
     model="gpt-5-mini",
     capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"}),
     description="The reference adapter for OpenAI's Responses API, streamed, over httpx.",
+    servers=frozenset({"openai", "azure-openai"}),  # every server of the profile, as every reference declares
 )

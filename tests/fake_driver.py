@@ -99,7 +99,8 @@ class Driver:
         spec = self.spec
         send("ready", pid=os.getpid(), runtime=f"python {sys.version.split()[0]}", target=name,
              spec={"name": spec.name, "wire_profile": spec.wire_profile, "model": spec.model,
-                   "capabilities": sorted(spec.capabilities), "description": spec.description})  # fmt: skip
+                   "capabilities": sorted(spec.capabilities), "description": spec.description,
+                   "servers": sorted(spec.servers)})  # fmt: skip
 
     async def run(self, msg: dict[str, Any]) -> None:
         run_id, raw, ctx = msg["id"], msg["input"], msg["context"]

@@ -273,7 +273,8 @@ def test_replay_runs_a_driver_command(capsys: pytest.CaptureFixture[str]) -> Non
     assert "callback         on_text_delta(" in out
     assert "via http" in out  # the adapter's HTTP went to the replay server
     held = re.search(r"clauses: (\d+) of (\d+) hold on this scenario", out)
-    assert held and held[1] == held[2] and int(held[1]) > 20, out  # every judged clause holds
+    assert held, out
+    assert held[1] == held[2], out  # every judged clause holds
 
 
 @pytest.mark.parametrize(

@@ -17,13 +17,14 @@ import yaml
 from broken_adapters.recorded import ADAPTERS as ONLY_REAL_TRAFFIC_CATCHES
 
 from helix_conformance.baseline import load_baseline
+from helix_conformance.clauses import REQUEST_SIDE
 from helix_conformance.contract import AdapterSpec
 from helix_conformance.profiles import get_profile
 from helix_conformance.replay.cassette import load_cassette
 from helix_conformance.replay.recorded import stream_parts
 from helix_conformance.scenarios import scenarios_for
 from helix_conformance.scenarios.model import Text, Thinking
-from helix_conformance.scenarios.recorded import EXPECTED_FILE, REQUEST_SIDE, RecordedScenario, recorded_id
+from helix_conformance.scenarios.recorded import EXPECTED_FILE, RecordedScenario, recorded_id
 from helix_conformance.suite import PlannedCheck, plan_suite
 from helix_conformance.testing import run_conformance
 from reference_adapters.anthropic import spec as anthropic_spec

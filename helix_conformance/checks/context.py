@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from ..clauses import RETRY_AFTER_BOUND_S
 from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..profiles.base import DecodedRequest, WireProfile
+from ..profiles.servers import declared_servers
 from ..replay.faults import FaultVariant
 from ..replay.interactions import CassetteCache, ReplayInteraction, build_interactions
 from ..replay.runner import LATE_WORK_WAIT_S, RunOptions, ScenarioRun, run_scenario
@@ -62,6 +63,17 @@ class RunTotals:
         self.real_wait_s += run.real_wait_s
 
 
+@dataclass(frozen=True)
+class Applicability:
+    """What the adapter's request makes of a scenario (``scenarios/preconditions.py``): the reason its response
+    is not what the provider sends to that request (its response-side checks are then not applicable), and
+    the servers whose quirk the response is when the adapter targets none of them (judged for the
+    compatibility matrix, not the gate)."""
+
+    unmet: str | None = None
+    matrix: frozenset[str] = frozenset()
+
+
 @dataclass
 class ScenarioSession:
     """All runs of one scenario against one adapter, computed once and shared by that scenario's clauses."""
@@ -88,6 +100,7 @@ class ScenarioSession:
     """The scenario's fault variants, built once for the clauses judged on them (``faults.variants``)."""
     _ahead_runs: dict[RunOptions, RunTicket] = field(default_factory=dict)
     _ahead_variants: dict[str, RunTicket] = field(default_factory=dict)
+    _applicability: Applicability | None = None
 
     @property
     def allowed_wait_s(self) -> float:
@@ -196,6 +209,30 @@ class ScenarioSession:
             allowed_wait_s=self.allowed_wait_s,
             virtual_time=not self.settings.real_time,
         )
+
+    def applicability(self) -> Applicability:
+        """The scenario's precondition read on the main run's first request to the provider, once: the
+        request's options (the profile's decoder) and the server its URL addresses, beside the servers the
+        adapter declares. A run that sent no request is judged as it is (its root cause says why)."""
+        if self._applicability is None:
+            self._applicability = self._applicable()
+        return self._applicability
+
+    def _applicable(self) -> Applicability:
+        precondition = self.scenario.precondition(self.profile.name)
+        if precondition is None or not self.profile.replays or self.profile.by_regression:
+            return Applicability()
+        sent = self.endpoint_requests()
+        if not sent:
+            return Applicability()
+        unmet = precondition.unmet_by(self.decoded_requests()[0].request_options())
+        if precondition.servers is None:
+            return Applicability(unmet)
+        targeted = set(declared_servers(self.spec, self.profile.name))
+        addressed = self.profile.server_of(sent[0].url)  # a URL of a server's own shape says it is targeted
+        if addressed is not None:
+            targeted.add(addressed)
+        return Applicability(unmet, frozenset() if precondition.servers & targeted else precondition.servers)
 
     def decoded_requests(self) -> list[DecodedRequest]:
         if self._decoded is None:

@@ -21,7 +21,7 @@ from ..replay.faults import FaultVariant, corpus
 from ..replay.interactions import ReplayInteraction
 from ..replay.runner import ScenarioRun
 from ..replay.transport import STALL_EXPIRED
-from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, kinds_of
+from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, PRECONDITIONS, kinds_of
 from ..scenarios.model import AbortPlan, Scenario, Stream
 from .common import ToolCallIds, describe_result, error_message, provider_tool_call_ids, short
 from .context import CheckContext
@@ -186,7 +186,7 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
     """Fail ``ctx.clause`` on the first variant of its fault kinds (of every kind for NT-01, NT-02) that
     breaks it. NT-01 judges only raising, NT-02 only a missing or late StepResult."""
     clause = clause or ctx.clause
-    chosen = _chosen(ctx, clause)
+    chosen = _served(ctx, _chosen(ctx, clause))
     timeout = ctx.session.settings.timeout
     failed_base = _failed_base(ctx)
     if failed_base and chosen and all(v.kind == "unknown_event" for v in chosen):
@@ -216,6 +216,13 @@ def _chosen(ctx: CheckContext, clause: str) -> list[FaultVariant]:
     NT-02, every stalling one for NT-04, else its own."""
     kinds = kinds_of(clause)
     return [v for v in variants(ctx) if v.kind in kinds]
+
+
+def _served(ctx: CheckContext, chosen: list[FaultVariant]) -> list[FaultVariant]:
+    """The variants whose fault kind could answer the adapter's request (``fault_kinds.PRECONDITIONS``)."""
+    sent = ctx.requests()
+    options = sent[0].request_options() if sent else frozenset()
+    return [v for v in chosen if not sent or PRECONDITIONS[v.kind].unmet_by(options) is None]
 
 
 def _failed_base(ctx: CheckContext) -> str:

@@ -313,7 +313,7 @@ def _same(a: Any, b: Any) -> bool:
 @check("CFG-01", applies=named("config_passthrough", "text_basic"))
 def generation_parameters_reach_the_request(ctx: CheckContext) -> None:
     request = _first_request(ctx)
-    config = ctx.scenario.llm_config(ctx.spec.model).model_dump()
+    config = ctx.scenario.llm_config(ctx.spec.model, ctx.profile.name).model_dump()
     for name in sorted(ctx.profile.supported_config):
         value = config.get(name)
         unset_as_null = request.config.get(name, 0) is None and ctx.profile.null_is_unset

@@ -1,4 +1,4 @@
-"""``helix-conformance list adapters|profiles|scenarios|clauses``: what the suite holds, as a table."""
+"""``helix-conformance list adapters|profiles|servers|scenarios|clauses``: what the suite holds, as a table."""
 
 from __future__ import annotations
 
@@ -7,22 +7,30 @@ import textwrap
 
 from . import UsageFailure
 
-HELP = "list the adapters you can pass to --adapter, the wire profiles, the scenarios or the clauses"
-KINDS = ("adapters", "profiles", "scenarios", "clauses")
+HELP = (
+    "list the adapters you can pass to --adapter, the wire profiles, the servers that speak them (for "
+    "AdapterSpec.servers), the scenarios or the clauses"
+)
+KINDS = ("adapters", "profiles", "servers", "scenarios", "clauses")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("kind", choices=KINDS, help="what to list")
     parser.add_argument(
-        "--profile", help="scenarios of this wire profile only (openai-chat, anthropic-messages, gemini)"
+        "--profile",
+        help="scenarios or servers of this wire profile only (openai-chat, anthropic-messages, gemini, ...)",
     )
     parser.add_argument("--area", help="clauses of this area only (RES, STR, MSG, ...)")
 
 
 def run(args: argparse.Namespace) -> int:
-    lines = {"adapters": _adapters, "profiles": _profiles, "scenarios": _scenarios, "clauses": _clauses}[
-        args.kind
-    ](args)
+    lines = {
+        "adapters": _adapters,
+        "profiles": _profiles,
+        "servers": _servers,
+        "scenarios": _scenarios,
+        "clauses": _clauses,
+    }[args.kind](args)
     print("\n".join(lines))
     return 0
 
@@ -66,6 +74,24 @@ def _profiles(args: argparse.Namespace) -> list[str]:
     lines.append(
         f"{'custom':<20} {'recorded':>9} {'yours':>9}  wire_profile='custom' with your cassette_dir: "
         "see docs/recording.md"
+    )
+    return lines
+
+
+def _servers(args: argparse.Namespace) -> list[str]:
+    from ..profiles import KNOWN_PROFILES
+    from ..profiles.servers import servers_of
+
+    if args.profile and args.profile not in KNOWN_PROFILES:
+        raise UsageFailure(f"unknown wire profile {args.profile!r}; known: {', '.join(KNOWN_PROFILES)}")
+    lines = [f"{'profile':<20} {'server':<18} name"]
+    for profile in [args.profile] if args.profile else KNOWN_PROFILES:
+        for n, server in enumerate(servers_of(profile)):
+            own = " (the profile's own: the default)" if n == 0 else ""
+            lines.append(f"{profile:<20} {server.id:<18} {server.name}{own}")
+    lines.append(
+        "Declare the servers an adapter targets in AdapterSpec(servers=frozenset({...})); the quirks of the "
+        "others are shown in the compatibility matrix and do not fail the gate."
     )
     return lines
 

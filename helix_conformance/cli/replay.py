@@ -307,9 +307,14 @@ def _judge(spec: Any, requested: str, scenario_id: str, timeout: float, isolatio
         )
     finally:
         logging.getLogger().removeHandler(quiet)
-    rows = [r for r in report["results"] if r["outcome"] != "skipped"]
+    rows = [r for r in report["results"] if r["outcome"] not in ("skipped", "not_applicable")]
     bad = [r for r in rows if r["outcome"] not in ("passed", "baselined")]
     print(f"\nclauses: {len(rows) - len(bad)} of {len(rows)} hold on this scenario")
+    if (unjudged := report.get("not_applicable")) and unjudged["checks"]:
+        for group in unjudged["reasons"]:
+            print(
+                f"  ∅ {group['checks']} clause(s) not applicable to this adapter's request: {group['reason']}"
+            )
     for row in bad:  # the whole failure, as pytest prints it (already made safe by the report)
         print(f"  ✗ {row['clause']} ({row['level']}, {row['outcome']})")
         print("\n".join("      " + line for line in row["message"].strip().splitlines()))

@@ -51,10 +51,22 @@ class AdapterSpec:
     api_key_env: str | None = None
     """The environment variable holding the provider key for recording; by default the profile's usual one
     (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY). A custom provider must name its own."""
+    servers: frozenset[str] = field(default_factory=frozenset)
+    """The servers of the wire profile this adapter is written for (``helix-conformance list servers``):
+    e.g. ``{"openai", "deepseek"}`` for openai-chat, ``{"gemini-api", "vertex"}`` for gemini. Empty means the
+    profile's own provider (OpenAI, Anthropic, the Gemini API). The quirks of declared servers are judged by
+    the gate; the others' are run and reported in the compatibility matrix without failing it."""
 
     def __post_init__(self) -> None:
         if self.cassette_dir is not None and not isinstance(self.cassette_dir, Path):
             object.__setattr__(self, "cassette_dir", Path(self.cassette_dir))
+        if isinstance(self.servers, str) or not all(isinstance(s, str) for s in self.servers):
+            raise ValueError(
+                f"AdapterSpec {self.name!r}: servers is a set of server names, e.g. "
+                f"frozenset({{'openai', 'deepseek'}}), not {self.servers!r}"
+            )
+        if not isinstance(self.servers, frozenset):
+            object.__setattr__(self, "servers", frozenset(self.servers))
         unknown = set(self.capabilities) - set(CAPABILITIES)
         if unknown:
             raise ValueError(

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..contract import (
     AssistantMessage,
@@ -26,7 +27,7 @@ from ..contract import (
     UserMessage,
 )
 from ..scenarios.model import HttpError, Stream, StreamError
-from . import anthropic_stream, anthropic_summary
+from . import anthropic_stream, anthropic_summary, servers
 from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
 from .summary import ResponseSummary
 
@@ -37,7 +38,16 @@ _CONFIG_FIELDS = {
     "top_k": "top_k",
     "stop_sequences": "stop_sequences",
 }
-_INTERPRETED = {"model", "messages", "system", "tools", "tool_choice", "stream", "cache_control"}
+_INTERPRETED = {
+    "model",
+    "messages",
+    "system",
+    "tools",
+    "tool_choice",
+    "stream",
+    "cache_control",
+    "anthropic_version",  # Claude on Vertex AI: the API version in the body
+}
 _FOREIGN_FIELDS = {
     "presence_penalty",
     "frequency_penalty",
@@ -264,6 +274,13 @@ class AnthropicMessagesProfile(WireProfile):
     def endpoint_tail(self, recorded_path: str) -> str:
         return "/messages"
 
+    def matches(self, method: str, path: str, recorded_path: str) -> bool:
+        """The Messages endpoint, or Claude on Vertex AI's ``…/publishers/anthropic/models/{m}:streamRawPredict``
+        (the same body and stream: profiles/servers.py)."""
+        return super().matches(method, path, recorded_path) or (
+            method.upper() == self.endpoint_method and self.server_of(path) == "vertex-anthropic"
+        )
+
     def expected_history(self, messages: Sequence[Message]) -> list[Message]:
         """Anthropic rejects empty text and empty turns: a conforming adapter leaves them out."""
         kept: list[Message] = []
@@ -277,8 +294,13 @@ class AnthropicMessagesProfile(WireProfile):
         return "toolu_01" + neutral_id.split("_", 1)[-1][:22]
 
     def request_header_problems(self, headers: Mapping[str, str], url: str = "") -> list[str]:
-        """The API overview's required headers: x-api-key, anthropic-version, content-type."""
+        """The API overview's required headers: x-api-key, anthropic-version, content-type (on Vertex AI the
+        version is the body's ``anthropic_version`` and the key an OAuth bearer token)."""
         problems = json_content_type_problems(headers)
+        if self.server_of(url) == "vertex-anthropic":
+            if not headers.get("authorization"):
+                problems.append("no Authorization bearer token (Vertex AI authenticates with OAuth)")
+            return problems
         if not headers.get("anthropic-version"):
             problems.append("anthropic-version is missing (the API requires it, e.g. 2023-06-01)")
         if not headers.get("x-api-key") and not headers.get("authorization"):
@@ -295,7 +317,11 @@ class AnthropicMessagesProfile(WireProfile):
         if not isinstance(data, dict):
             return DecodedRequest(None, [], None, False, {}, False, {}, {}, ["body is not a JSON object"])
         d = _Decoding()
-        if not isinstance(data.get("model"), str):
+        addressed = servers.addressed_by(self.name, urlsplit(url).path)
+        on_vertex = addressed is not None and addressed[0] == "vertex-anthropic"
+        if on_vertex and not isinstance(data.get("anthropic_version"), str):
+            d.problems.append("anthropic_version is missing (Claude on Vertex AI takes it in the body)")
+        if not isinstance(data.get("model"), str) and not on_vertex:
             d.problems.append("model is missing or not a string")
         if not isinstance(data.get("max_tokens"), int):
             d.problems.append("max_tokens is missing or not an integer (the Messages API requires it)")
@@ -326,7 +352,7 @@ class AnthropicMessagesProfile(WireProfile):
             if k not in _INTERPRETED and k not in _CONFIG_FIELDS and k not in _FOREIGN_FIELDS
         }
         return DecodedRequest(
-            model=data.get("model"),
+            model=addressed[1] if on_vertex and addressed else data.get("model"),
             messages=messages,
             tools=tools,
             tool_choice_present="tool_choice" in data,
@@ -337,6 +363,7 @@ class AnthropicMessagesProfile(WireProfile):
             problems=d.problems,
             empty_text=d.empty_text,
             violations=d.violations,
+            options=_options(data),
         )
 
     @staticmethod
@@ -385,3 +412,20 @@ class AnthropicMessagesProfile(WireProfile):
 
 
 PROFILE = AnthropicMessagesProfile()
+
+
+def _options(data: dict[str, Any]) -> frozenset[str]:
+    """The request options that change what Anthropic sends (``scenarios/preconditions.OPTIONS``)."""
+    options = set()
+    thinking = data.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive"):
+        options.add("thinking")  # thinking blocks come back only then
+    tools = data["tools"] if isinstance(data.get("tools"), list) else []
+    if data.get("mcp_servers") or any(
+        isinstance(t, dict) and t.get("type") not in (None, "custom") for t in tools
+    ):
+        options.add("server_tools")  # server tool blocks: web search, web fetch, code execution, MCP
+    choice = data.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("disable_parallel_tool_use") is True:
+        options.add("parallel_tool_calls_off")
+    return frozenset(options)

@@ -13,9 +13,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..contract import Message
 from ..scenarios.model import HttpError, Scenario, Stream, StreamError
+from . import servers
 from .summary import ResponseSummary
 
 
@@ -53,9 +55,20 @@ class DecodedRequest:
     violations: list[tuple[str, str]] = field(default_factory=list)
     """(clause id, problem): structural breaches the canonical messages cannot show, e.g. Anthropic tool
     results split across user turns (MSG-04) or two user turns in a row (MSG-05)."""
+    options: frozenset[str] = frozenset()
+    """The provider-specific request options that change what the provider sends (``scenarios/preconditions.
+    OPTIONS``: ``include_usage``, ``thinking``, ``stream_function_call_arguments``...), as this decoder read
+    them; ``request_options`` adds the ones every profile reads alike."""
 
     def violations_of(self, clause: str) -> list[str]:
         return [problem for clause_id, problem in self.violations if clause_id == clause]
+
+    def request_options(self) -> frozenset[str]:
+        """Every option of ``scenarios/preconditions.OPTIONS`` this request carries (what preconditions read)."""
+        common = {"tools"} if self.tools else set()
+        if self.config.get("stop_sequences"):
+            common.add("stop_sequences")
+        return self.options | common
 
 
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
@@ -131,6 +144,11 @@ class WireProfile(ABC):
 
     def endpoint_tail(self, recorded_path: str) -> str:
         return recorded_path
+
+    def server_of(self, url: str) -> str | None:
+        """The server a request's URL addresses where its shape tells (Azure's deployments, Vertex's
+        publishers: ``profiles/servers.py``), else None."""
+        return servers.server_of(self.name, urlsplit(url).path)
 
     def split_events(self, body: bytes) -> list[bytes]:
         return split_sse_events(body)

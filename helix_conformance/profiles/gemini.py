@@ -357,6 +357,7 @@ class GeminiProfile(WireProfile):
             problems=d.problems,
             empty_text=d.empty_text,
             violations=d.violations,
+            options=_options(data),
         )
 
     @staticmethod
@@ -454,3 +455,23 @@ class GeminiProfile(WireProfile):
 
 
 PROFILE = GeminiProfile()
+
+
+def _options(data: dict[str, Any]) -> frozenset[str]:
+    """The request options that change what Gemini sends (``scenarios/preconditions.OPTIONS``), from the body
+    with its keys in lowerCamelCase."""
+    options = set()
+    thinking = _field(data, "generationConfig", "thinkingConfig")
+    if thinking.get("includeThoughts") is True:
+        options.add("thinking")  # thought summaries (parts with `thought: true`) come back only then
+    if _field(data, "toolConfig", "functionCallingConfig").get("streamFunctionCallArguments") is True:
+        options.add("stream_function_call_arguments")  # Vertex AI only: partialArgs / willContinue
+    return frozenset(options)
+
+
+def _field(data: dict[str, Any], *path: str) -> dict[str, Any]:
+    """The object at ``path`` in the body, or an empty one."""
+    for name in path:
+        value = data.get(name) if isinstance(data, dict) else None
+        data = value if isinstance(value, dict) else {}
+    return data

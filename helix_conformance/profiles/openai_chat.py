@@ -6,10 +6,11 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..contract import AssistantMessage, Message, SystemMessage, ToolCallInfo, ToolMessage, UserMessage
 from ..scenarios.model import HttpError, Stream, StreamError
-from . import openai_chat_summary
+from . import openai_chat_summary, servers
 from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
 from .openai_chat_stream import ChunkWriter, as_sdk_chunk, event_data
 from .summary import ResponseSummary
@@ -224,7 +225,8 @@ class OpenAIChatProfile(WireProfile):
             return DecodedRequest(None, [], None, False, {}, False, {}, {}, [f"body is not JSON: {exc}"])
         if not isinstance(data, dict):
             return DecodedRequest(None, [], None, False, {}, False, {}, {}, ["body is not a JSON object"])
-        if not isinstance(data.get("model"), str):
+        deployment = _azure_deployment(url)
+        if not isinstance(data.get("model"), str) and deployment is None:
             problems.append("model is missing or not a string")
         raw_messages = data.get("messages")
         if not isinstance(raw_messages, list) or not raw_messages:
@@ -244,7 +246,7 @@ class OpenAIChatProfile(WireProfile):
         cache = {"prompt_cache_key": data["prompt_cache_key"]} if "prompt_cache_key" in data else {}
         extra = {k: v for k, v in data.items() if k not in _INTERPRETED and k not in _CONFIG_FIELDS}
         return DecodedRequest(
-            model=data.get("model"),
+            model=data.get("model") if isinstance(data.get("model"), str) else deployment,
             messages=messages,
             tools=tools,
             tool_choice_present="tool_choice" in data,
@@ -253,6 +255,7 @@ class OpenAIChatProfile(WireProfile):
             cache=cache,
             extra=extra,
             problems=problems,
+            options=_options(data),
         )
 
     @staticmethod
@@ -430,3 +433,21 @@ def _strict_schema_problems(schema: Any, where: str) -> list[str]:
 
 
 PROFILE = OpenAIChatProfile()
+
+
+def _options(data: dict[str, Any]) -> frozenset[str]:
+    """The request options that change what the server sends (``scenarios/preconditions.OPTIONS``)."""
+    options = set()
+    stream_options = data.get("stream_options")
+    if isinstance(stream_options, dict) and stream_options.get("include_usage") is True:
+        options.add("include_usage")  # a last chunk with `choices: []` and the usage
+    if data.get("parallel_tool_calls") is False:
+        options.add("parallel_tool_calls_off")
+    return frozenset(options)
+
+
+def _azure_deployment(url: str) -> str | None:
+    """Azure OpenAI names the deployment in the URL (``/openai/deployments/{deployment}/chat/completions``), and
+    the body needs no ``model`` (REST reference)."""
+    addressed = servers.addressed_by("openai-chat", urlsplit(url).path)
+    return addressed[1] if addressed else None

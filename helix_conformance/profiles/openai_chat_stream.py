@@ -27,14 +27,17 @@ adapter of this profile is judged on them:
 * ``typed_content_parts``: thinking as Mistral's ``content: [{"type": "thinking", ...}]`` parts (magistral);
 * ``reasoning_details``: thinking only in ``delta.reasoning_details`` entries, never ``reasoning`` (OpenRouter,
   Snowflake), closed by a ``reasoning.encrypted`` entry that is no text;
-* ``no_finish_reason``: no chunk carries a finish_reason; the stream ends with the usage chunk and ``[DONE]``
-  (Snowflake Cortex, Novita behind OpenRouter);
+* ``no_finish_reason``: no chunk carries a finish_reason; the stream ends with ``[DONE]`` (Snowflake Cortex,
+  Novita behind OpenRouter);
 * ``annotation_after_finish``: after the finish chunk, a chunk whose choice has no ``delta`` at all, only
   content-filter results and offsets (Azure's asynchronous filter);
 * ``completion_done_object``: the finish chunk is ``"object": "chat.completion.done"`` with search results
   (Perplexity's concise stream mode);
+* ``usage_chunk``: the request asked for usage (``stream_options.include_usage``): every chunk carries
+  ``"usage": null`` and a last chunk with ``choices: []`` carries the usage, before ``[DONE]``; without it OpenAI
+  sends neither (API reference, ``stream_options``), which is how the other scenarios are rendered;
 * ``usage_resets_finish``: the usage chunk repeats a choice with ``"finish_reason": null`` after the finish
-  chunk (OpenRouter);
+  chunk (OpenRouter; a usage chunk, so it implies ``usage_chunk``);
 * ``empty_refusal``: every delta carries ``"refusal": ""`` (Snowflake);
 * ``sse_framing``: what the SSE standard allows and OpenAI never sends: a byte-order mark, lines ended by a
   lone CR, ``id:`` and ``event: message`` lines on every event and a ``retry:`` line.
@@ -131,6 +134,7 @@ class ChunkWriter:
         self.events: list[str] = []
         self.role_sent = False
         self.quirks: frozenset[str] = frozenset()
+        self.usage_asked = False
 
     def _obfuscation(self) -> str:
         self.count += 1
@@ -160,21 +164,24 @@ class ChunkWriter:
             else []
             if delta is None
             else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-            "usage": {
-                "prompt_tokens": 19,
-                "completion_tokens": 10,
-                "total_tokens": 29,
-                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-                "completion_tokens_details": {
-                    "reasoning_tokens": 0,
-                    "audio_tokens": 0,
-                    "accepted_prediction_tokens": 0,
-                    "rejected_prediction_tokens": 0,
-                },
-            }
-            if usage
-            else None,
         }
+        if self.usage_asked:  # every chunk has the field once the request asks for usage
+            chunk["usage"] = (
+                {
+                    "prompt_tokens": 19,
+                    "completion_tokens": 10,
+                    "total_tokens": 29,
+                    "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                    "completion_tokens_details": {
+                        "reasoning_tokens": 0,
+                        "audio_tokens": 0,
+                        "accepted_prediction_tokens": 0,
+                        "rejected_prediction_tokens": 0,
+                    },
+                }
+                if usage
+                else None
+            )
         chunk.update(extra or {})
         chunk["obfuscation"] = self._obfuscation()
         self.events.append(f"data: {dumps(chunk)}\n\n")
@@ -256,6 +263,7 @@ class ChunkWriter:
     def render(self, response: Stream | StreamError) -> bytes:
         self.quirks = response.quirks
         quirks = self.quirks
+        self.usage_asked = bool(quirks & {"usage_chunk", "usage_resets_finish"})
         if "sse_comments" in quirks:
             self.events.append(COMMENT)
         if "azure_first_chunk" in quirks:
@@ -313,11 +321,14 @@ class ChunkWriter:
             self._chunk({}, finish)
         if "annotation_after_finish" in quirks:
             self.events.append(f"data: {dumps(AZURE_ANNOTATION)}\n\n")
-        reset = None
-        if "usage_resets_finish" in quirks:  # OpenRouter: the usage chunk's choice says finish_reason null
-            delta = {"role": "assistant", "content": ""}
-            reset = [{"index": 0, "delta": delta, "finish_reason": None, "logprobs": None}]
-        self._chunk(None, usage=True, choices=reset)
+        if self.usage_asked:
+            reset = None
+            if (
+                "usage_resets_finish" in quirks
+            ):  # OpenRouter: the usage chunk's choice says finish_reason null
+                delta = {"role": "assistant", "content": ""}
+                reset = [{"index": 0, "delta": delta, "finish_reason": None, "logprobs": None}]
+            self._chunk(None, usage=True, choices=reset)
         self.events.append("data: [DONE]\n\n")
 
 

@@ -275,6 +275,7 @@ class OpenAIResponsesProfile(WireProfile):
             extra=extra,
             problems=d.problems,
             violations=d.violations,
+            options=_options(data),
         )
 
     @staticmethod
@@ -329,3 +330,17 @@ class OpenAIResponsesProfile(WireProfile):
 
 
 PROFILE = OpenAIResponsesProfile()
+
+
+def _options(data: dict[str, Any]) -> frozenset[str]:
+    """The request options that change what the Responses API sends (``scenarios/preconditions.OPTIONS``)."""
+    options = set()
+    reasoning = data.get("reasoning")
+    if isinstance(reasoning, dict) and reasoning.get("summary") not in (None, "none"):
+        options.add("thinking")  # reasoning summary parts and their text deltas come back only then
+    include = data.get("include")
+    if isinstance(include, list) and "reasoning.encrypted_content" in include:
+        options.add("reasoning_encrypted")
+    if data.get("parallel_tool_calls") is False:
+        options.add("parallel_tool_calls_off")
+    return frozenset(options)

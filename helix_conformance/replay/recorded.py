@@ -140,6 +140,7 @@ def _scenario(
         cassette=str(cassette.path),
         interaction=index,
         gap=recording.gap,
+        precondition=recording.precondition(str(origin or "an unnamed source"), outcome),
     )
 
 

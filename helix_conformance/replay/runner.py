@@ -150,7 +150,7 @@ def build_input(
         # for later runs (MSG-07 compares the input before and after).
         messages=[m.model_copy(deep=True) for m in scenario.messages],
         tools=[t.model_copy(deep=True) for t in scenario.tools],
-        config=scenario.llm_config(spec.model),
+        config=scenario.llm_config(spec.model, spec.wire_profile),
         abort_signal=controller.signal if controller else None,
         callbacks=recording_callbacks(trace, options.callbacks, _abort_hook(options, controller, trace)),
         agent_id=options.agent_id,

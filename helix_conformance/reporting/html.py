@@ -6,6 +6,7 @@ from __future__ import annotations
 from html import escape as _escape
 from typing import Any
 
+from . import applicability, compatibility
 from .safety import neutralise
 from .views import LEGEND, OUTCOME_WORDS, SYMBOL, area_rows, failures, headline, scenarios
 
@@ -24,7 +25,7 @@ th{background:#f6f8fa}
 .matrix td a{text-decoration:none;color:inherit;display:block}
 .passed{background:#e6ffec;color:#1a7f37}.failed,.stale{background:#ff818266;color:#82071e;font-weight:700}
 .should_failed{background:#fff8c5;color:#7d4e00}.baselined{background:#ddf4ff;color:#0550ae}
-.skipped{color:#8c959f}
+.skipped,.not_applicable{color:#8c959f}.compat_failed{background:#fbefff;color:#6639ba}
 pre{background:#f6f8fa;padding:.6em;overflow:auto;white-space:pre-wrap}
 """
 
@@ -52,6 +53,8 @@ def render_html(data: dict[str, Any]) -> str:
     for error in data.get("gate_errors", []):
         parts.append(f'<p class="verdict fail">Gate error: {escape(error)}</p>')
     parts.append(_areas(data))
+    parts.append(applicability.html_section(data.get("not_applicable"), escape))
+    parts.append(compatibility.html_section(data.get("compatibility"), escape))
     parts.append(_matrix(data))
     parts.append(_failures(data))
     parts.append("</body></html>")

@@ -14,12 +14,20 @@ from .. import __version__
 from ..adapters import ResolvedAdapter
 from ..baseline import Baseline
 from ..clauses import AREAS, CLAUSES
+from ..profiles.servers import declared_servers
+from .applicability import not_applicable_data
 from .causes import causes_data
+from .compatibility import matrix_data
 from .outcomes import OutcomeLog
 from .safety import safe_text, shown_setting
 
-SCHEMA_VERSION = 2
-"""2: outcomes ``baselined`` and ``stale``, clause texts, areas, the baseline, notes."""
+SCHEMA_VERSION = 3
+"""2: outcomes ``baselined`` and ``stale``, clause texts, areas, the baseline, notes. 3: the servers the
+adapter declares (``adapter.servers``) and each result's (``results[].servers``), outcomes ``compat_failed``
+and ``not_applicable``, the ``compatibility`` matrix and the ``not_applicable`` checks with their reasons."""
+READABLE_VERSIONS = (2, SCHEMA_VERSION)
+"""Report schemas ``helix-conformance report`` renders (an older one is read as this one, empty where it
+had nothing to say)."""
 
 
 class ReportError(Exception):
@@ -36,6 +44,7 @@ def build_report(
     baseline: Baseline | None = None,
 ) -> dict[str, Any]:
     spec = resolved.spec
+    servers = sorted(declared_servers(spec, spec.wire_profile))
     clauses = {}
     for clause_id, outcomes in sorted(log.by_clause().items(), key=lambda kv: list(CLAUSES).index(kv[0])):
         clause = CLAUSES[clause_id]
@@ -58,6 +67,7 @@ def build_report(
             "wire_profile": spec.wire_profile,
             "model": spec.model,
             "capabilities": sorted(spec.capabilities),
+            "servers": servers,
         },
         "settings": {
             dest: {"value": shown_setting(value), "source": source}
@@ -73,6 +83,8 @@ def build_report(
             {"path": str(baseline.path), "entries": len(baseline.entries)} if baseline is not None else None
         ),
         "areas": dict(AREAS),
+        "compatibility": matrix_data(log, spec.wire_profile, servers),
+        "not_applicable": not_applicable_data(log),
         "clauses": clauses,
         "results": [
             {
@@ -84,6 +96,7 @@ def build_report(
                 "outcome": o.status,
                 "message": o.message,
                 "baseline_reason": o.baseline_reason,
+                "servers": sorted(o.servers),
                 "duration_s": round(o.duration_s, 4),
                 "reproduce": f'pytest --adapter={resolved.requested} -k "{o.profile}::{o.scenario}::{o.clause}"',
             }
@@ -108,12 +121,23 @@ def load_report(path: Path) -> dict[str, Any]:
         raise ReportError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(data, dict) or "schema_version" not in data:
         raise ReportError(f"{path} is not a helix-conformance report (no schema_version)")
-    if data["schema_version"] != SCHEMA_VERSION:
+    if data["schema_version"] not in READABLE_VERSIONS:
         raise ReportError(
             f"{path} has report schema {data['schema_version']!r}; this helix-conformance "
-            f"({__version__}) renders schema {SCHEMA_VERSION}: re-run the suite with --helix-report"
+            f"({__version__}) renders schemas {', '.join(map(str, READABLE_VERSIONS))}: re-run the suite with "
+            "--helix-report"
         )
     for key in ("adapter", "verdict", "clauses", "results"):
         if key not in data:
             raise ReportError(f"{path} is missing {key!r}: not a complete helix-conformance report")
+    return upgraded(data)
+
+
+def upgraded(data: dict[str, Any]) -> dict[str, Any]:
+    """A report of an older schema read as this one: what it did not record is empty (a version 2 report knew
+    no servers, so it has no compatibility matrix and nothing not applicable)."""
+    if data["schema_version"] == 2 and isinstance(data.get("adapter"), dict):
+        data = {**data, "adapter": {"servers": [], **data["adapter"]}}
+        data.setdefault("compatibility", None)
+        data.setdefault("not_applicable", None)
     return data

@@ -12,8 +12,9 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from . import applicability, compatibility
 from .safety import neutralise
-from .views import LEGEND, OUTCOME_WORDS, SYMBOL, area_rows, failures, headline
+from .views import LEGEND, NOT_RUN, OUTCOME_WORDS, SYMBOL, area_rows, failures, headline
 
 _INLINE = re.compile(r"([\\`*_\[\]<>&|~#$!])")
 """Characters that open inline Markdown (emphasis, code, links, images, HTML, entities, GitHub's math and
@@ -77,12 +78,17 @@ def render_markdown(data: dict[str, Any]) -> str:
     lines += ["", "## Clauses", "", LEGEND, "", "| clause | level | status | scenarios | not holding on |"]
     lines.append("|---|---|:-:|--:|---|")
     for clause_id, clause in data["clauses"].items():
-        bad = [s for s, status in clause["scenarios"].items() if status not in ("passed", "skipped")]
+        bad = [s for s, status in clause["scenarios"].items() if status not in ("passed", *NOT_RUN)]
         lines.append(
             f"| [{_text(clause_id)}](docs/contract.md#{quote(str(clause_id).lower())}) | "
             f"{_text(clause['level'])} | {SYMBOL[clause['status']]} | {len(clause['scenarios'])} | "
             f"{_text(', '.join(bad))} |"
         )
+    for section in (
+        applicability.markdown_section(data.get("not_applicable"), _text),
+        compatibility.markdown_section(data.get("compatibility"), _text),
+    ):
+        lines += ["", *section] if section else []
     shown = failures(data)
     if shown:
         lines += ["", "## Failures", ""]

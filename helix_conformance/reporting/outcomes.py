@@ -9,9 +9,14 @@ from typing import Any, Literal
 
 from .safety import safe_text
 
-Status = Literal["passed", "failed", "skipped", "should_failed", "baselined", "stale"]
+Status = Literal[
+    "passed", "failed", "skipped", "should_failed", "baselined", "stale", "compat_failed", "not_applicable"
+]
 """``baselined``: a failure listed in the baseline (does not fail the gate); ``stale``: a listed entry that
-passed (fails the gate). Set by the item through the ``helix_status`` user property."""
+passed (fails the gate); ``compat_failed``: a failure on a quirk of servers the adapter does not declare (the
+compatibility matrix shows it, the gate does not count it); ``not_applicable``: the scenario's response is not
+what the provider sends to the adapter's request. Set by the item through the ``helix_status`` user
+property."""
 
 STATUS_PROPERTY = "helix_status"
 REASON_PROPERTY = "helix_baseline_reason"
@@ -37,6 +42,13 @@ class ItemOutcome:
     baseline_reason: str = ""
     cause: str = ""
     """A failure's own message (without the clause header and evidence): what reporting/causes.py groups."""
+    servers: frozenset[str] = frozenset()
+    """The servers whose quirk the scenario is (empty: every server's): where the compatibility matrix puts it."""
+
+    @property
+    def executed(self) -> bool:
+        """Whether the check judged anything (not skipped, and applicable to the adapter's request)."""
+        return self.status not in ("skipped", "not_applicable")
 
 
 @dataclass
@@ -59,17 +71,17 @@ class OutcomeLog:
             self._add_time(str(props[TIME_PROPERTY]))
         if report.when == "call" or (report.when == "setup" and not report.passed):
             status: Status
-            if props.get(STATUS_PROPERTY) == "baselined":
-                status, message = "baselined", str(report.wasxfail)
+            if props.get(STATUS_PROPERTY) in ("baselined", "compat_failed"):
+                status, message = props[STATUS_PROPERTY], str(report.wasxfail)
+            elif props.get(STATUS_PROPERTY) == "not_applicable" and report.skipped:
+                status, message = "not_applicable", _skip_reason(report).removeprefix("Skipped: ")
             elif props.get(STATUS_PROPERTY) == "stale":
                 status, message = "stale", _failure_text(report)
             elif hasattr(report, "wasxfail"):
                 status = "should_failed"
                 message = str(report.wasxfail)
             elif report.skipped:
-                status = "skipped"
-                longrepr = report.longrepr
-                message = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+                status, message = "skipped", _skip_reason(report)
             elif report.failed:
                 status = "should_failed" if props["level"] == "SHOULD" else "failed"
                 message = _failure_text(report)
@@ -87,6 +99,7 @@ class OutcomeLog:
                 frozenset(filter(None, str(props.get("requires", "")).split(","))),
                 str(props.get(REASON_PROPERTY, "")),
                 safe_text(str(props.get(CAUSE_PROPERTY, ""))),
+                frozenset(filter(None, str(props.get("servers", "")).split(","))),
             )
         stop = props.get(STOP_PROPERTY)
         if stop and str(stop) not in self.gate_errors:
@@ -109,12 +122,12 @@ class OutcomeLog:
         """Declared capabilities that no executed check needed (HARN-05)."""
         used: set[str] = set()
         for outcome in self.items.values():
-            if outcome.status != "skipped":
+            if outcome.executed:
                 used |= outcome.requires
         return sorted(capabilities - used)
 
     def executed(self) -> int:
-        return sum(1 for o in self.items.values() if o.status != "skipped")
+        return sum(1 for o in self.items.values() if o.executed)
 
     def by_clause(self) -> dict[str, list[ItemOutcome]]:
         grouped: dict[str, list[ItemOutcome]] = defaultdict(list)
@@ -127,6 +140,11 @@ class OutcomeLog:
         return worst(o.status for o in self.by_clause()[clause])
 
 
+def _skip_reason(report: Any) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+
+
 def _failure_text(report: Any) -> str:
     """The failure as the item rendered it. Not ``longreprtext``: on the xdist controller that starts with
     the worker's line (``[gw0] linux -- Python 3.11 /path/to/python``), and a report must not depend on
@@ -135,10 +153,13 @@ def _failure_text(report: Any) -> str:
 
 
 SEVERITY: tuple[Status, ...] = ("failed", "stale", "should_failed", "baselined", "passed", "skipped")
+AS_THE_GATE_SEES: dict[Status, Status] = {"compat_failed": "passed", "not_applicable": "skipped"}
+"""A clause's status is the gate's view: a failure for the matrix only does not break it, a check not
+applicable to the request did not run it."""
 
 
 def worst(statuses: Iterable[Status]) -> Status:
-    present = set(statuses)
+    present = {AS_THE_GATE_SEES.get(status, status) for status in statuses}
     for status in SEVERITY:
         if status in present:
             return "failed" if status == "stale" else status

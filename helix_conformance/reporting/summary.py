@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..clauses import AREAS, CLAUSES
+from . import applicability, compatibility
 from .causes import render_causes
 from .outcomes import OutcomeLog
 from .safety import safe_text
@@ -19,8 +20,11 @@ def render_summary(
     deselected: bool = False,
     requested: str | None = None,
     stopped: bool = False,
+    profile: str | None = None,
+    servers: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """``requested``: the --adapter value reproduction commands repeat; ``stopped``: the run stopped early."""
+    """``requested``: the --adapter value reproduction commands repeat; ``stopped``: the run stopped early;
+    ``profile`` and ``servers``: the adapter's wire profile and declared servers (the compatibility matrix)."""
     by_clause = log.by_clause()
     header = (
         f"{'area':<24} {'clauses':>7} {'passed':>7} {'failed':>7} {'SHOULD✗':>8} {'known✗':>7} {'skipped':>8}"
@@ -83,6 +87,9 @@ def render_summary(
             f"stale baseline entries (now passing; delete them): "
             f"{', '.join(f'{o.scenario}::{o.clause}' for o in stale)}"
         )
+    lines.extend(applicability.terminal_lines(applicability.not_applicable_data(log)))
+    if profile is not None:
+        lines.extend(compatibility.terminal_lines(compatibility.matrix_data(log, profile, servers)))
     lines.extend(render_causes(log, requested or adapter))
     lines.extend(time_lines(log))
     lines.extend(safe_text(line) for line in (*log.notes, *log.gate_errors))

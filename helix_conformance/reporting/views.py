@@ -12,12 +12,16 @@ SYMBOL = {
     "stale": "✗",
     "should_failed": "!",
     "baselined": "~",
+    "compat_failed": "≈",
     "skipped": "–",
+    "not_applicable": "∅",
 }
 LEGEND = (
-    "✓ holds · ✗ fails the gate · ! SHOULD not met · ~ known failure (baseline) · – skipped or not applicable"
+    "✓ holds · ✗ fails the gate · ! SHOULD not met · ~ known failure (baseline) · ≈ fails on an undeclared "
+    "server's quirk (compatibility matrix) · – skipped · ∅ not applicable to the adapter's request"
 )
-FAILING = ("failed", "stale", "should_failed", "baselined")
+FAILING = ("failed", "stale", "should_failed", "baselined", "compat_failed")
+NOT_RUN = ("skipped", "not_applicable")
 
 
 @dataclass(frozen=True)
@@ -40,12 +44,12 @@ def headline(data: dict[str, Any]) -> str:
 
 def clauses_holding(data: dict[str, Any]) -> str:
     statuses = [c["status"] for c in data["clauses"].values()]
-    ran = [s for s in statuses if s != "skipped"]
+    ran = [s for s in statuses if s not in NOT_RUN]
     return f"{sum(1 for s in ran if s == 'passed')}/{len(ran)}"
 
 
 def executed(data: dict[str, Any]) -> int:
-    return sum(1 for r in data["results"] if r["outcome"] != "skipped")
+    return sum(1 for r in data["results"] if r["outcome"] not in NOT_RUN)
 
 
 def area_rows(data: dict[str, Any]) -> list[AreaRow]:
@@ -81,4 +85,5 @@ OUTCOME_WORDS = {
     "stale": "stale baseline entry (fails the gate)",
     "should_failed": "SHOULD not met",
     "baselined": "known failure (baseline)",
+    "compat_failed": "compatibility matrix only (an undeclared server's quirk)",
 }

@@ -5,9 +5,12 @@
 
 from __future__ import annotations
 
+from ..profiles import KNOWN_PROFILES
+from ..profiles.servers import servers_of
 from . import SCENARIOS
-from .fault_kinds import DEFAULT_EXAMPLES, FULL_SWEEP_EXAMPLES, KINDS
+from .fault_kinds import DEFAULT_EXAMPLES, FULL_SWEEP_EXAMPLES, KINDS, PRECONDITIONS
 from .model import HttpError, Raw, Reuse, Scenario, Stream, StreamError
+from .preconditions import OPTIONS, Precondition
 
 
 def _responses(scenario: Scenario) -> str:
@@ -56,7 +59,7 @@ def render() -> str:
         requires = ", ".join(sorted(s.requires)) or "–"
         only = f" Only for {', '.join(sorted(s.profiles))}." if s.profiles else ""
         lines.append(f"| `{s.id}` | {s.description}{only} | {_responses(s)} | {expect} | {requires} |")
-    return "\n".join([*lines, *_fault_corpus()]) + "\n"
+    return "\n".join([*lines, *_fault_corpus(), *_preconditions(), *_servers()]) + "\n"
 
 
 def _fault_corpus() -> list[str]:
@@ -73,11 +76,66 @@ def _fault_corpus() -> list[str]:
         "middle of the content, just before the finish event, inside the finish event); more examples try more",
         f"positions, and `--helix-examples={FULL_SWEEP_EXAMPLES}` or more tries every event boundary.",
         "",
-        "| fault | judged by | a conforming adapter returns |",
-        "|---|---|---|",
+        "| fault | judged by | a conforming adapter returns | request precondition |",
+        "|---|---|---|---|",
     ]
     for kind, (clause, expected) in KINDS.items():
-        lines.append(f"| `{kind}` | {clause} | {expected} |")
+        lines.append(f"| `{kind}` | {clause} | {expected} | {_stated(PRECONDITIONS[kind])} |")
+    return lines
+
+
+def _stated(precondition: Precondition) -> str:
+    """A precondition in a table cell: what it needs, why, and its evidence."""
+    evidence = "; ".join(precondition.evidence)
+    return f"{precondition.summary()}: {precondition.why} (evidence: {evidence})".replace("|", "\\|")
+
+
+def _preconditions() -> list[str]:
+    """Every scenario's request precondition, per profile where they differ (scenarios/preconditions.py)."""
+    lines = [
+        "",
+        "## Request preconditions",
+        "",
+        "When a provider sends each scenario's response (`scenarios/served.py`, `scenarios/preconditions.py`):",
+        'the request options it needs, the servers that send it, or "none: any request gets this", each with',
+        "its evidence. They are read on the adapter's decoded request after the run: where the request does not",
+        "meet them, the scenario's response-side checks are *not applicable to this adapter's request* (a skip",
+        "that says why, in every report), and a scenario of servers the adapter does not declare",
+        "(`AdapterSpec.servers`) goes to the compatibility matrix instead of the gate. The options:",
+        "",
+    ]
+    lines += [f"- `{name}`: a request that {meaning}" for name, meaning in OPTIONS.items()]
+    lines += ["", "| scenario | profiles | precondition |", "|---|---|---|"]
+    for s in SCENARIOS:
+        for precondition in s.preconditions:
+            where = precondition.profiles or s.profiles
+            shown = ", ".join(sorted(where)) if where else "every profile"
+            lines.append(f"| `{s.id}` | {shown} | {_stated(precondition)} |")
+    lines += [
+        "",
+        "The recorded scenarios (`cassettes/recorded/expected.yml`, `needs` and `servers`) state theirs the same",
+        "way, with the recording as evidence:",
+        "",
+        "| recorded scenario | precondition |",
+        "|---|---|",
+    ]
+    from ..profiles import get_profile
+    from ..replay.recorded import recorded_scenarios
+    from ..suite import bundled_cassettes
+
+    for profile in KNOWN_PROFILES:
+        for scenario in recorded_scenarios(get_profile(profile), (bundled_cassettes() / "recorded",)):
+            stated = scenario.precondition(profile)
+            lines.append(f"| `{scenario.id}` | {stated.summary() if stated else 'not stated'} |")
+    return lines
+
+
+def _servers() -> list[str]:
+    """The servers of each wire profile an adapter can declare (profiles/servers.py)."""
+    lines = ["", "## Servers", "", "| profile | server | name | evidence |", "|---|---|---|---|"]
+    for profile in KNOWN_PROFILES:
+        for server in servers_of(profile):
+            lines.append(f"| {profile} | `{server.id}` | {server.name} | {server.evidence} |")
     return lines
 
 

@@ -23,6 +23,16 @@ from .model import (
     Text,
     ToolCall,
 )
+from .served import (
+    ANY_STREAM,
+    FOREIGN_BODY,
+    HTTP_ERROR,
+    KEY_ECHOED,
+    NETWORK,
+    NOT_SENT,
+    STREAM_ERROR,
+    TOOL_CALL,
+)
 
 HELLO_Q = (UserMessage(content="Say hello."),)
 
@@ -66,6 +76,7 @@ def _http_scenario(
 ) -> Scenario:
     return Scenario(
         id=f"http_{status}",
+        preconditions=(HTTP_ERROR,),
         description=f"HTTP {status} with the provider's error body maps to {code} (retryable={retryable}).",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -85,6 +96,7 @@ OpenAI documents no 504 body, so ``http_504`` exists for those two profiles only
 WAITS: tuple[Scenario, ...] = (
     Scenario(
         id="stall_read_timeout",
+        preconditions=(NETWORK,),
         description="The stream stalls forever after some text and nothing aborts the step: the adapter's own "
         "read timeout (AdapterContext.timeout) must end it (NT-04), as provider_timeout.",
         messages=HELLO_Q,
@@ -95,6 +107,7 @@ WAITS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="retry_after_too_long",
+        preconditions=(HTTP_ERROR,),
         description="A 429 whose retry hint asks for an hour, then success: no wait between attempts exceeds "
         "two minutes (CFG-05's bound, judged on the loop's clock: a hint capped at 30 s or 120 s passes, the "
         "step's limit is --helix-timeout plus those 120 s). Surfacing the 429 without retrying is allowed too "
@@ -110,6 +123,7 @@ WAITS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="retry_529_then_success",
+        preconditions=(HTTP_ERROR,),
         description="Anthropic's 529 overloaded_error, then success: retried like any overload (CFG-03).",
         messages=HELLO_Q,
         config={"max_retries": 2},
@@ -130,6 +144,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     *(_http_scenario(*row) for row in HTTP_STATUS_TABLE),
     Scenario(
         id="http_429_insufficient_quota",
+        preconditions=(HTTP_ERROR,),
         description="OpenAI's 429 insufficient_quota is a quota problem, not a rate limit: not retryable.",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -147,6 +162,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="http_401_key_echoed",
+        preconditions=KEY_ECHOED,
         description="A 401 whose message echoes, in full, the key the server received (the LiteLLM proxy): "
         "the error keeps the status and the message, never the key (ERR-07).",
         messages=HELLO_Q,
@@ -160,6 +176,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="midstream_error",
+        preconditions=(STREAM_ERROR,),
         description="A server error event inside an HTTP 200 stream, after some text.",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -169,6 +186,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="midstream_rate_limit",
+        preconditions=(STREAM_ERROR,),
         description="A rate-limit error event inside an HTTP 200 stream.",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -178,6 +196,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="midstream_overloaded",
+        preconditions=(STREAM_ERROR,),
         description="An overloaded error event inside an HTTP 200 stream.",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -187,6 +206,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="connect_error",
+        preconditions=(NETWORK,),
         description="The connection cannot be established.",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -196,6 +216,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="connect_timeout",
+        preconditions=(NETWORK,),
         description="Connecting times out.",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -205,6 +226,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="read_timeout",
+        preconditions=(NETWORK,),
         description="The response headers arrive, then reading the body times out before any event.",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -214,6 +236,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="read_timeout_midstream",
+        preconditions=(NETWORK,),
         description="Reading times out after output started: an error, never the partial text as success.",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -223,6 +246,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="connection_reset",
+        preconditions=(NETWORK,),
         description="The connection drops after output started (ERR-04).",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -232,6 +256,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="truncated_stream",
+        preconditions=(NETWORK,),
         description="The stream ends cleanly but without its finish and terminator events (ERR-04).",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -241,6 +266,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="html_error_page",
+        preconditions=(FOREIGN_BODY,),
         description="A proxy's HTML error page with status 502.",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -258,6 +284,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="plain_text_200",
+        preconditions=(FOREIGN_BODY,),
         description="A 200 response that is not the provider's format at all (text/plain).",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -267,6 +294,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="invalid_json_event",
+        preconditions=(FOREIGN_BODY,),
         description="An event whose data is not valid JSON, in the middle of the stream.",
         messages=HELLO_Q,
         config={"max_retries": 0},
@@ -276,6 +304,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="finish_tool_invalid_json",
+        preconditions=(TOOL_CALL,),
         description="__finish__ called with arguments that are not valid JSON: an error result (FIN-03).",
         messages=(UserMessage(content="Capital of France? Answer with the schema."),),
         tools=(
@@ -303,6 +332,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="retry_429_then_success",
+        preconditions=(HTTP_ERROR,),
         description="A 429 with retry-after-ms, then success: retried once, after the advertised delay.",
         messages=HELLO_Q,
         config={"max_retries": 2},
@@ -316,6 +346,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="retry_exhausted",
+        preconditions=(HTTP_ERROR,),
         description="503 on every attempt: max_retries retries, then the error surfaces, no longer retryable.",
         messages=HELLO_Q,
         config={"max_retries": 2},
@@ -333,6 +364,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="no_retry_401",
+        preconditions=(HTTP_ERROR,),
         description="401 is never retried, whatever max_retries says.",
         messages=HELLO_Q,
         config={"max_retries": 3},
@@ -344,6 +376,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="abort_before",
+        preconditions=(NOT_SENT,),
         description="The abort signal is already aborted: an error result and no request at all.",
         messages=HELLO_Q,
         exchanges=(),
@@ -354,6 +387,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="abort_midstream",
+        preconditions=(ANY_STREAM,),
         description="The signal is aborted while text streams: prompt return, response closed, no more callbacks.",
         messages=HELLO_Q,
         exchanges=(Exchange(Stream(parts=(Text(LONG_TEXT),), finish=Finish("end_turn"))),),
@@ -364,6 +398,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stall_midstream",
+        preconditions=(NETWORK,),
         description="The stream stalls forever after some text; the step is aborted and must end promptly.",
         messages=HELLO_Q,
         exchanges=(Exchange(Reuse("text_basic"), fault=Fault("stall", after_events=2)),),
@@ -374,6 +409,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="invalid_tool_name",
+        preconditions=(NOT_SENT,),
         description="A tool name the provider rejects: an error result before any request (TOOL-05).",
         messages=HELLO_Q,
         tools=(

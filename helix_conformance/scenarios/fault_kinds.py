@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from .preconditions import Precondition, any_request
+from .served import FOREIGN_BODY, NETWORK, STREAM_ERROR
+
 CorpusKind = Literal[
     "truncate",
     "truncate_inside",
@@ -69,6 +72,38 @@ KINDS: dict[CorpusKind, tuple[str, str]] = {
 """Each fault kind: the clause that judges it and what a conforming adapter returns. Every variant is also
 judged by NT-01 (never raises) and NT-02 (a valid StepResult in time), stalls and held-open connections
 aside: NT-04 judges every one of those for a hang (MUST), NT-05 where a held-open step returned."""
+
+_CUT = any_request(
+    "the network cuts any response short (a dropped connection, a proxy timeout), between events or inside one",
+    "../shared/CONTRACT.md ERR-04, NT-02 (truncation of recorded streams)",
+    "https://www.python-httpx.org/exceptions/ (RemoteProtocolError: the peer closed the connection mid-body)",
+)
+PRECONDITIONS: dict[CorpusKind, Precondition] = {
+    "truncate": _CUT,
+    "truncate_inside": _CUT,
+    "reset": NETWORK,
+    "no_terminator": _CUT,
+    "read_timeout": NETWORK,
+    "malformed_json": any_request(
+        "a body that is not the provider's format can answer any request (a proxy or server bug cutting an event)",
+        "../shared/CONTRACT.md ERR-05 (invalid JSON), NT-02 (corruption of recorded streams)",
+    ),
+    "html_5xx": FOREIGN_BODY,
+    "plain_200": FOREIGN_BODY,
+    "stream_error": STREAM_ERROR,
+    "unknown_event": any_request(
+        "providers add event types without notice; any stream may carry one",
+        'https://docs.anthropic.com/en/api/messages-streaming ("we may add new event types")',
+        "../shared/CONTRACT.md RES-12",
+    ),
+    "stall": NETWORK,
+    "held_open": any_request(
+        "a keep-alive connection or a proxy in front may leave any stream open after its last event",
+        "../shared/CONTRACT.md NT-04 (a stream that never ends)",
+    ),
+}
+"""When a provider (or what stands in front of it) answers with each kind of fault: every kind can answer any
+request, so a fault variant is as applicable as the scenario whose cassette it breaks."""
 STALLING: frozenset[CorpusKind] = frozenset({"stall", "held_open"})
 """Kinds whose body never ends: only NT-04 judges them (a hang would otherwise be reported once per clause)."""
 

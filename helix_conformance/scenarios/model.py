@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..contract import LLMConfig, Message, ParsedToolCall, StopReason, Tool
+from .preconditions import Precondition, choose
 
 ResultType = Literal["text", "tool_calls", "structured_output", "error"]
 
@@ -204,9 +205,24 @@ class Scenario:
     live_token: str | None = None
     """A token only present in the input (a tool result) that a live answer must repeat: recording checks it,
     which proves the adapter sent the tool result in a form the model read."""
+    preconditions: tuple[Precondition, ...] = ()
+    """When a provider sends this scenario's response (``scenarios/preconditions.py``), per wire profile: the
+    first that applies to the profile is its. Every scenario states one (a test fails otherwise)."""
+    profile_config: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """(profile, config) merged over ``config`` for that wire profile: the provider_options by which a caller
+    asks that provider for what the response needs (reasoning, server tools), where the key is shared by two
+    profiles (``openai``: Chat and Responses) or means nothing to the others."""
 
-    def llm_config(self, model: str) -> LLMConfig:
-        return LLMConfig(model=model, **self.config)
+    def llm_config(self, model: str, profile: str | None = None) -> LLMConfig:
+        return LLMConfig(model=model, **self.config_for(profile))
+
+    def config_for(self, profile: str | None) -> dict[str, Any]:
+        """The scenario's config as the adapter of ``profile`` is given it."""
+        return {**self.config, **dict(self.profile_config).get(profile or "", {})}
+
+    def precondition(self, profile: str) -> Precondition | None:
+        """When a provider of ``profile`` sends this response (None: not stated)."""
+        return choose(self.preconditions, profile)
 
     def applies_to_profile(self, profile: str) -> bool:
         return self.profiles is None or profile in self.profiles

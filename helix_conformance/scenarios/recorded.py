@@ -4,7 +4,7 @@ A recording is listed in an ``expected.yml`` catalogue beside it (``cassettes/re
 bundled corpus; ``<cassette dir>/recorded/expected.yml`` for a user's own): per interaction, the canonical
 outcome a conforming adapter returns, written by reading the response. Each replayed interaction becomes a
 ``RecordedScenario`` (``replay/recorded.py`` reads the stream into its parts and serves it as recorded).
-Only the response is known, so the request-side clauses (``REQUEST_SIDE``) are not planned on it.
+Only the response is known, so the request-side clauses (``clauses.REQUEST_SIDE``) are not planned on it.
 """
 
 from __future__ import annotations
@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..clauses import CLAUSES
+from ..clauses import CLAUSES, judges_request
 from ..contract import ERROR_CODES, STOP_REASONS, ParsedToolCall, StopReason, Tool, UserMessage
+from ..profiles.servers import servers_of
 from .model import Exchange, Expected, Finish, Part, Raw, Scenario, Stream, StreamError, ToolCall
+from .preconditions import OPTIONS, Precondition
+from .served import asking
 
 RECORDED_PREFIX = "recorded/"
 """Every recorded scenario id starts so (``-k recorded`` selects them)."""
 EXPECTED_FILE = "expected.yml"
 """Not ``.yaml``: the catalogue is no cassette, and cassette globs (``*/*.yaml``) must not pick it up."""
-REQUEST_SIDE = ("MSG-", "TOOL-", "CFG-01", "CFG-02", "CACHE-")
-"""Clauses never planned on a recorded scenario: they judge the request against the scenario's input, and a
-recording's input is unknown (only the response was kept, for another client's request)."""
 REFERENCE_ADAPTERS = {
     "openai-chat": "openai",
     "anthropic-messages": "anthropic",
@@ -155,6 +155,25 @@ class Recording:
     """A known way the reference adapter misses the expected outcome (not judged; a strict xfail in tests)."""
     problem: str | None = None
     """Why its written outcomes cannot be used (then ``interactions`` is empty)."""
+    server: str | None = None
+    """The server it was recorded from (``profiles/servers.py``): its own ``server``, else its directory's."""
+    needs: tuple[str, ...] | None = None
+    """The request options its responses need (``scenarios/preconditions.OPTIONS``), as written; None where
+    the catalogue does not say (a user's catalogue may not)."""
+
+    def precondition(self, source: str, outcome: Mapping[str, Any]) -> Precondition | None:
+        """When its provider sends the response of ``outcome``: to a request with ``needs`` (and the tools a
+        tool call answers), from ``server``; the recording (``source``: where it was recorded) is the
+        evidence."""
+        if self.needs is None and self.server is None:
+            return None
+        needs = (*(self.needs or ()), *(("tools",) if outcome.get("type") == "tool_calls" else ()))
+        return Precondition(
+            f"a response recorded from {self.server or self.provider}",
+            (f"cassettes/recorded/{self.cassette} ({source})",),
+            frozenset(needs),
+            servers=frozenset({self.server}) if self.server else None,
+        )
 
     @property
     def adapter(self) -> str | None:
@@ -188,6 +207,11 @@ def read_catalogue(data: object, where: str) -> list[Recording]:
         raise CatalogueError(
             f"{where}: 'profiles' maps each recording directory to a wire profile ({', '.join(PROFILES)})"
         )
+    servers = data.get("servers") or {}
+    if not isinstance(servers, dict) or not all(isinstance(v, str) for v in servers.values()):
+        raise CatalogueError(
+            f"{where}: 'servers' maps each recording directory to the server it was recorded from"
+        )
     out = []
     for key, entry in data["recordings"].items():
         spot = f"{where}, {key}"
@@ -206,7 +230,10 @@ def read_catalogue(data: object, where: str) -> list[Recording]:
         if profiles.get(provider) is None and not entry.get("excluded"):
             raise CatalogueError(f"{spot}: 'profiles' names no wire profile for directory {provider!r}")
         problem = None
+        server = entry.get("server") or servers.get(provider)
         try:
+            needs = _needs(entry, spot)
+            _check_server(server, profiles.get(provider), spot)
             interactions = tuple(
                 None
                 if isinstance(item, dict) and "excluded" in item
@@ -214,7 +241,7 @@ def read_catalogue(data: object, where: str) -> list[Recording]:
                 for i, item in enumerate(raw)
             )
         except CatalogueError as exc:  # this recording cannot be judged; the others still can
-            interactions, problem = (), str(exc)
+            interactions, problem, needs = (), str(exc), None
         out.append(
             Recording(
                 key=key,
@@ -225,9 +252,35 @@ def read_catalogue(data: object, where: str) -> list[Recording]:
                 import_options=entry.get("import") or {},
                 gap=entry.get("gap"),
                 problem=problem,
+                server=server,
+                needs=needs,
             )
         )
     return out
+
+
+def _needs(entry: dict[str, Any], where: str) -> tuple[str, ...] | None:
+    """The request options the recording's responses need (``needs: [tools, include_usage]``; ``[]`` for
+    none), checked against the options the decoders read."""
+    if "needs" not in entry:
+        return None
+    needs = entry["needs"]
+    if not isinstance(needs, list) or any(option not in OPTIONS for option in needs):
+        raise CatalogueError(
+            f"{where}: needs lists the request options its responses need, of {', '.join(OPTIONS)} "
+            "([] for none: any request gets them)"
+        )
+    return tuple(needs)
+
+
+def _check_server(server: object, profile: str | None, where: str) -> None:
+    if server is None or profile is None:
+        return
+    known = [s.id for s in servers_of(profile)]
+    if server not in known:
+        raise CatalogueError(
+            f"{where}: server {server!r} is not a server of wire profile {profile} ({', '.join(known)})"
+        )
 
 
 # --- the scenarios -----------------------------------------------------------------------------------------
@@ -268,6 +321,7 @@ def recorded_scenario(
     cassette: str,
     interaction: int,
     gap: str | None = None,
+    precondition: Precondition | None = None,
 ) -> RecordedScenario:
     """The scenario of one recorded response: ``parts`` are what its stream carries (read by the profile),
     ``served`` the whole response for the kinds that are no stream; the expectation is ``outcome``'s."""
@@ -304,6 +358,9 @@ def recorded_scenario(
         cassette=cassette,
         interaction=interaction,
         gap=gap,
+        preconditions=(precondition,) if precondition is not None else (),
+        # The input asks for what the response needs (reasoning, usage...), as a caller would (CFG-02).
+        profile_config=asking(*precondition.needs, profiles=(profile,)) if precondition is not None else (),
     )
 
 
@@ -330,7 +387,7 @@ def judged_on(scenario: Scenario, clause: str) -> bool:
         return True
     if scenario.problem is not None:
         return clause == "RES-01"
-    return not clause.startswith(REQUEST_SIDE)
+    return not judges_request(clause)
 
 
 def gap_reason(scenario: Scenario) -> str | None:

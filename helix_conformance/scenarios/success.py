@@ -37,6 +37,28 @@ from .model import (
     Thinking,
     ToolCall,
 )
+from .served import (
+    ANY_STREAM,
+    PARALLEL_CALLS,
+    SERVER_TOOLS_CONFIG,
+    STOP_CONTENT_FILTER,
+    STOP_CONTEXT_WINDOW,
+    STOP_FUNCTION_CALL,
+    STOP_MALFORMED_FUNCTION_CALL,
+    STOP_PAUSE_TURN,
+    STOP_PROMPT_BLOCKED,
+    STOP_RECITATION,
+    STOP_REFUSAL,
+    STOP_REFUSAL_NO_CONTENT,
+    STOP_SEQUENCE,
+    STOP_UNKNOWN,
+    TEXT_QUIRKS,
+    THINKING_CONFIG,
+    TOOL_CALL,
+    USAGE_CHUNK,
+    USAGE_CONFIG,
+    thinking,
+)
 
 END = Finish("end_turn")
 TOOL_USE = Finish("tool_use")
@@ -171,6 +193,7 @@ LOG_EVENT_STRICT = Tool(
 FROM_THE_FIELD: tuple[Scenario, ...] = (
     Scenario(
         id="tool_schema_keywords",
+        preconditions=(TOOL_CALL,),
         description="A tool schema with `allOf`, a `$ref` beside a description, integer exclusive bounds, "
         "`const`, type lists (with and without null) and formats: sent with the same meaning (TOOL-02); beside "
         "it a strict tool whose objects sit in draft-07 `definitions` (TOOL-03).",
@@ -198,6 +221,7 @@ FROM_THE_FIELD: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_schemas_in_the_wild",
+        preconditions=(TOOL_CALL,),
         description="Tool schemas as they arrive: an MCP server's (zod-to-json-schema: `$schema`, closed "
         "objects, an array of objects) and a strict tool with nested objects, arrays of objects and `$defs`.",
         messages=(UserMessage(content="Rename foo to bar in notes.txt."),),
@@ -224,6 +248,7 @@ FROM_THE_FIELD: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="system_two_messages",
+        preconditions=(ANY_STREAM,),
         description="Two system messages (a system prompt and injected instructions): both reach the system "
         "slot, in order, neither merged away (MSG-01).",
         messages=(
@@ -236,6 +261,7 @@ FROM_THE_FIELD: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_cut_off_valid_json",
+        preconditions=(TOOL_CALL,),
         not_live="where max_tokens cuts a tool call depends on the model's tokenizer",
         description="A tool call cut off by the token limit whose arguments happen to parse: still not an "
         "executable call (RES-10); a parser's verdict is no proof the call is complete.",
@@ -258,6 +284,7 @@ LONDON_ARGS = ('{"city', '": "London"', "}")
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         id="text_basic",
+        preconditions=(ANY_STREAM,),
         description="A plain text answer streamed in several deltas.",
         messages=(UserMessage(content="Say hello."),),
         exchanges=_stream(Text(HELLO)),
@@ -266,6 +293,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="text_unicode",
+        preconditions=(ANY_STREAM,),
         description="Unicode and whitespace survive both ways: emoji, CJK, combining marks, tabs, newlines.",
         messages=(UserMessage(content="Répète:\tnaïve café — 日本語 🎉\n  (two spaces)  "),),
         exchanges=_stream(Text(("Ré", "pète: naïve ", "café — 日本", "語 🎉", "\n  e\u0301 ok"))),
@@ -273,6 +301,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="text_quirks",
+        preconditions=TEXT_QUIRKS,
         description="Events the adapter has never seen: an empty first chunk, unknown fields and event types; "
         "on OpenAI Chat also SSE comment lines (OpenRouter) and Azure's prompt-filter first chunk (RES-12).",
         messages=(UserMessage(content="Say ok."),),
@@ -285,7 +314,20 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=Expected("text", "end_turn", content="Ok."),
     ),
     Scenario(
+        id="text_usage_chunk",
+        preconditions=(USAGE_CHUNK,),
+        profile_config=USAGE_CONFIG,
+        description="The request asked for usage (`stream_options.include_usage`): every chunk carries "
+        '`"usage": null`, and after the finish chunk comes one more with `choices: []` and the usage, then '
+        "`[DONE]`. It holds no content: the step is the text before it.",
+        messages=(UserMessage(content="Say hello."),),
+        exchanges=_stream(Text(HELLO), quirks=frozenset({"usage_chunk"})),
+        expect=Expected("text", "end_turn", content="".join(HELLO)),
+        profiles=frozenset({"openai-chat"}),
+    ),
+    Scenario(
         id="system_multiturn",
+        preconditions=(ANY_STREAM,),
         description="A system prompt and a multi-turn history, including an empty assistant turn.",
         messages=(
             SystemMessage(content="You are terse.\nAnswer in one word."),
@@ -300,6 +342,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call",
+        preconditions=(TOOL_CALL,),
         description="One tool call whose JSON arguments arrive split mid-token.",
         messages=(WEATHER_QUESTION,),
         tools=(GET_WEATHER,),
@@ -316,6 +359,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_parallel",
+        preconditions=(PARALLEL_CALLS,),
         description="Two tool calls in one response, told apart only by their delta index; none may be merged.",
         messages=(UserMessage(content="Weather in Paris and London?"),),
         tools=(GET_WEATHER,),
@@ -337,6 +381,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_parallel_two_tools",
+        preconditions=(PARALLEL_CALLS,),
         description="Two parallel calls of two different tools: each call keeps its own name (RES-06), never "
         "the other's or the last one seen.",
         messages=(UserMessage(content="Weather in Paris, and what time is it?"),),
@@ -359,6 +404,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="text_and_tool_call",
+        preconditions=(TOOL_CALL,),
         description="Text that precedes a tool call must be kept and streamed first.",
         messages=(WEATHER_QUESTION,),
         tools=(GET_WEATHER,),
@@ -376,6 +422,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_typed_arguments",
+        preconditions=(TOOL_CALL,),
         description="Numbers, booleans, null, nested objects and arrays keep their JSON types.",
         messages=(UserMessage(content="Search the docs for the refund policy."),),
         tools=(SEARCH_DOCS,),
@@ -414,6 +461,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_no_arguments",
+        preconditions=(TOOL_CALL,),
         description='A tool without arguments: the provider streams an empty argument string "".',
         messages=(UserMessage(content="What time is it?"),),
         tools=(GET_TIME,),
@@ -424,6 +472,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_empty_object",
+        preconditions=(TOOL_CALL,),
         description='A tool call whose arguments are the empty object "{}".',
         messages=(UserMessage(content="What time is it?"),),
         tools=(GET_TIME,),
@@ -434,6 +483,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_finish_stop",
+        preconditions=(TOOL_CALL,),
         not_live="finish_reason 'stop' with tool calls is what some OpenAI-compatible servers send; the provider itself sends 'tool_calls'",
         description='Tool calls reported with the natural-end finish reason ("stop" with tool calls happens).',
         messages=(WEATHER_QUESTION,),
@@ -451,6 +501,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_result_roundtrip",
+        preconditions=(ANY_STREAM,),
         description="History with an assistant turn of two tool calls and their two results, then a text answer.",
         messages=(
             UserMessage(content="Weather in Paris and London? Quote the station codes."),
@@ -483,6 +534,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_result_then_user",
+        preconditions=(ANY_STREAM,),
         description="A tool result followed by a new user message: one user turn where alternation is strict.",
         messages=(
             WEATHER_QUESTION,
@@ -505,6 +557,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_schemas",
+        preconditions=(TOOL_CALL,),
         description="Nested pydantic models, enums, optionals, arrays, $defs, a no-argument and a strict tool.",
         messages=(UserMessage(content="Find my last order."),),
         tools=(SEARCH_DOCS, GET_WEATHER, GET_TIME, LOOKUP_ORDER_STRICT),
@@ -520,6 +573,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="finish_tool",
+        preconditions=(TOOL_CALL,),
         description="The model calls the framework's __finish__ tool: a structured output result.",
         messages=(UserMessage(content="Capital of France? Answer with the schema."),),
         tools=(GET_WEATHER, FINISH),
@@ -533,6 +587,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="finish_tool_with_sibling",
+        preconditions=(PARALLEL_CALLS,),
         description="__finish__ beside an ordinary tool call in the same step: __finish__ wins.",
         messages=(UserMessage(content="Capital of France? Answer with the schema."),),
         tools=(GET_WEATHER, FINISH),
@@ -549,6 +604,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="finish_tool_lookalike",
+        preconditions=(TOOL_CALL,),
         description='A tool merely named like the finish tool ("finish") is an ordinary tool call.',
         messages=(UserMessage(content="Close task 7."),),
         tools=(FINISH_LOOKALIKE, FINISH),
@@ -563,6 +619,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="thinking_text",
+        profile_config=THINKING_CONFIG,
+        preconditions=thinking(),
         description="Reasoning streamed before the answer: returned in `thinking`, streamed via on_thinking.",
         messages=(UserMessage(content="What is 17 * 3?"),),
         exchanges=_stream(
@@ -576,6 +634,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="thinking_tool_call",
+        profile_config=THINKING_CONFIG,
+        preconditions=thinking(tools=True),
         description="Reasoning, then a tool call: thinking is kept on the tool-calls result.",
         messages=(WEATHER_QUESTION,),
         tools=(GET_WEATHER,),
@@ -594,6 +654,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="thinking_finish_tool",
+        profile_config=THINKING_CONFIG,
+        preconditions=thinking(tools=True),
         description="Reasoning, then __finish__: thinking is kept on the structured result (RES-08, FIN-04).",
         messages=(UserMessage(content="Capital of France? Answer with the schema."),),
         tools=(FINISH,),
@@ -614,6 +676,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="thinking_redacted",
+        profile_config=THINKING_CONFIG,
+        preconditions=thinking(),
         not_live="the provider alone decides when reasoning comes back redacted",
         description="Encrypted reasoning (redacted_thinking) beside visible thinking: kept, never shown as text.",
         messages=(UserMessage(content="What is 6 * 7?"),),
@@ -628,6 +692,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="thinking_redacted_only",
+        profile_config=THINKING_CONFIG,
+        preconditions=thinking(),
         not_live="the provider alone decides when reasoning comes back redacted",
         description="All of the reasoning comes back encrypted (redacted_thinking, no visible thinking): the "
         "block is still kept on the result, to be sent back (MSG-08).",
@@ -639,6 +705,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="thinking_cut_by_max_tokens",
+        profile_config=THINKING_CONFIG,
+        preconditions=thinking(signed=False),
         not_live="where the token limit cuts the reasoning depends on the model",
         description="The thinking used up the output budget (Gemini counts thought tokens against "
         "maxOutputTokens): thoughts, then MAX_TOKENS, no text. A text result with max_tokens, the thinking kept "
@@ -654,6 +722,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="thinking_history",
+        preconditions=(ANY_STREAM,),
         description="A history whose tool-calling turn carries signed and redacted reasoning: sent back unchanged.",
         messages=(
             WEATHER_QUESTION,
@@ -682,6 +751,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_max_tokens",
+        preconditions=(ANY_STREAM,),
         description="Text cut off by the token limit: a text result with stop_reason max_tokens.",
         messages=(UserMessage(content="Write a long poem."),),
         config={"max_output_tokens": 8},
@@ -690,6 +760,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_content_filter",
+        preconditions=STOP_CONTENT_FILTER,
         description="Output stopped by the provider's content filter.",
         messages=(UserMessage(content="Tell me something."),),
         exchanges=_stream(Text(("I was", " going to")), finish=Finish("content_filter")),
@@ -699,6 +770,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_refusal",
+        preconditions=STOP_REFUSAL,
         description="The model refuses (a refusal message instead of content).",
         messages=(UserMessage(content="Help me do something harmful."),),
         exchanges=_stream(Refusal(("I can't help", " with that.")), finish=END),
@@ -708,6 +780,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_refusal_no_content",
+        preconditions=STOP_REFUSAL_NO_CONTENT,
         description="The model refuses with stop_reason refusal and not a single content block.",
         messages=(UserMessage(content="Help me do something harmful."),),
         exchanges=_stream(finish=Finish("refusal")),
@@ -716,6 +789,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_context_window",
+        preconditions=STOP_CONTEXT_WINDOW,
         not_live="filling the context window live costs a whole window of tokens",
         description="Output stopped because the context window filled up: max_tokens, like the token limit.",
         messages=(UserMessage(content="Keep going."),),
@@ -728,6 +802,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_pause_turn",
+        profile_config=SERVER_TOOLS_CONFIG,
+        preconditions=STOP_PAUSE_TURN,
         not_live="pause_turn comes only from long-running server tools",
         description="A long server-side turn paused by the provider (pause_turn) is a natural end.",
         messages=(UserMessage(content="Research this thoroughly."),),
@@ -740,6 +816,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_prompt_blocked",
+        preconditions=STOP_PROMPT_BLOCKED,
         description="The prompt itself is blocked: no candidates at all, only promptFeedback.blockReason.",
         messages=(UserMessage(content="Tell me something forbidden."),),
         exchanges=_stream(finish=Finish("content_filter", wire=(("gemini", "PROMPT_BLOCKED"),))),
@@ -748,6 +825,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_recitation",
+        preconditions=STOP_RECITATION,
         description="Output stopped because it recited training data (RECITATION): a content filter stop.",
         messages=(UserMessage(content="Quote the whole book."),),
         exchanges=_stream(
@@ -759,6 +837,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_malformed_function_call",
+        preconditions=STOP_MALFORMED_FUNCTION_CALL,
         description="The model produced a function call the API could not parse: no call, stop reason unknown.",
         messages=(WEATHER_QUESTION,),
         tools=(GET_WEATHER,),
@@ -768,6 +847,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_sequence",
+        preconditions=(STOP_SEQUENCE,),
         description="Generation ended on a configured stop sequence.",
         messages=(UserMessage(content="Count to ten."),),
         config={"stop_sequences": ["5"]},
@@ -783,6 +863,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_function_call",
+        preconditions=STOP_FUNCTION_CALL,
         not_live="the legacy 'function_call' finish reason comes only from old models",
         description='The legacy finish reason "function_call" with a tool call.',
         messages=(WEATHER_QUESTION,),
@@ -800,6 +881,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_unknown",
+        preconditions=STOP_UNKNOWN,
         description="A finish reason the adapter has never seen maps to unknown; the string never leaks.",
         messages=(UserMessage(content="Say hi."),),
         exchanges=_stream(
@@ -818,6 +900,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_cut_off",
+        preconditions=(TOOL_CALL,),
         not_live="where max_tokens cuts a tool call depends on the model's tokenizer",
         description="A tool call cut off by the token limit is not returned as an executable call (RES-10).",
         messages=(WEATHER_QUESTION,),
@@ -834,6 +917,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="config_passthrough",
+        preconditions=(ANY_STREAM,),
         description="Every generation parameter, extra headers and provider options reach the request.",
         messages=(UserMessage(content="Say hello."),),
         config={
@@ -858,6 +942,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="caching_auto",
+        preconditions=(ANY_STREAM,),
         description="caching='auto' over a multi-turn history and two tools: the profile's cache markers are "
         "sent where they belong, stable across steps of a session.",
         messages=(

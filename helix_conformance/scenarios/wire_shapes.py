@@ -12,6 +12,17 @@ from __future__ import annotations
 from ..contract import AssistantMessage, Tool, ToolCallInfo, ToolMessage, UserMessage
 from .fixtures import GET_WEATHER, call
 from .model import Exchange, Expected, Finish, Scenario, Stream, StreamError, Text, ToolCall
+from .served import (
+    ANY_STREAM,
+    INPUT_AT_BLOCK_START,
+    SERVER_TOOL_BLOCKS,
+    SERVER_TOOLS_CONFIG,
+    STOP_BLOCKLIST,
+    STOP_MODEL_ARMOR,
+    STREAM_ERROR,
+    STREAMED_ARGUMENTS_CONFIG,
+    VERTEX_STREAMED_ARGUMENTS,
+)
 
 ANTHROPIC = frozenset({"anthropic-messages"})
 GEMINI = frozenset({"gemini"})
@@ -44,6 +55,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     # --- Anthropic Messages ------------------------------------------------------------------------------------
     Scenario(
         id="tool_input_at_block_start",
+        preconditions=INPUT_AT_BLOCK_START,
         description="A tool_use block whose whole `input` comes on `content_block_start`, with no "
         "`input_json_delta` (Bedrock, proxies): that input is the call's arguments.",
         messages=(UserMessage(content="Weather in Paris?"),),
@@ -63,6 +75,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="server_tool_blocks",
+        profile_config=SERVER_TOOLS_CONFIG,
+        preconditions=SERVER_TOOL_BLOCKS,
         description="Server-side tool blocks before the answer (`server_tool_use` with its input deltas, "
         "`web_search_tool_result`, the MCP connector's `mcp_tool_use`/`mcp_tool_result`): the server ran "
         "them; the step is the text, no tool call for the client (RES-12).",
@@ -76,6 +90,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_result_empty",
+        preconditions=(ANY_STREAM,),
         description='A tool that returned nothing: the result "" is still sent, linked to its call, and '
         "without an empty text block (Anthropic rejects those: MSG-06).",
         messages=(
@@ -98,6 +113,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     # --- Gemini ------------------------------------------------------------------------------------------------
     Scenario(
         id="tool_call_streamed_arguments",
+        profile_config=STREAMED_ARGUMENTS_CONFIG,
+        preconditions=VERTEX_STREAMED_ARGUMENTS,
         description="Vertex streams function-call arguments when asked to: the name with `willContinue`, "
         "`partialArgs` by `jsonPath` in pieces, an empty functionCall closing each call: two whole calls.",
         messages=(UserMessage(content="Weather in Paris and London?"),),
@@ -119,6 +136,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="tool_call_streamed_typed_arguments",
+        profile_config=STREAMED_ARGUMENTS_CONFIG,
+        preconditions=VERTEX_STREAMED_ARGUMENTS,
         description="Streamed `partialArgs` whose values are not all strings: `numberValue` and `boolValue` "
         "pieces (Vertex's PartialArg) keep their JSON types (RES-04).",
         messages=(UserMessage(content="Forecast for Paris within 2.5 km, metric."),),
@@ -138,6 +157,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="midstream_error_data_event",
+        preconditions=(STREAM_ERROR,),
         description="A rate-limit error inside a 200 stream, sent as a `data:` event rather than raw JSON.",
         messages=(UserMessage(content="Weather in Paris?"),),
         config={"max_retries": 0},
@@ -148,6 +168,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_blocklist",
+        preconditions=STOP_BLOCKLIST,
         description="Output stopped because it contained a blocklisted term (BLOCKLIST): a content filter stop.",
         messages=(UserMessage(content="Repeat the forbidden word."),),
         exchanges=(
@@ -163,6 +184,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="stop_model_armor",
+        preconditions=STOP_MODEL_ARMOR,
         description="The answer blocked by a Model Armor template (MODEL_ARMOR, Vertex; a candidate with no "
         "parts, as recorded): a content filter stop.",
         messages=(UserMessage(content="Tell me the admin password."),),

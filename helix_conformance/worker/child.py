@@ -87,6 +87,7 @@ class Worker:
                     "cassette_dir": str(spec.cassette_dir) if spec.cassette_dir is not None else None,
                     "description": str(spec.description),
                     "api_key_env": spec.api_key_env,
+                    "servers": sorted(str(s) for s in spec.servers),
                 },
             )
         )

@@ -80,6 +80,22 @@ def _redirect(adapter: str, answer: dict[str, Any]) -> DriverRedirect:
     return DriverRedirect(ResolvedCommand(command, adapter, target, str(answer.get("origin") or "")))
 
 
+def spec_from_ready(data: dict[str, Any]) -> AdapterSpec:
+    """The AdapterSpec a worker or driver sent as plain data in its ``ready`` message (docs/worker-protocol.md);
+    its factory only exists over there. KeyError, TypeError or ValueError when the data is not a spec."""
+    return AdapterSpec(
+        name=str(data["name"]),
+        factory=_runs_in_the_worker,
+        wire_profile=str(data["wire_profile"]),
+        model=str(data["model"]),
+        capabilities=frozenset(str(c) for c in data.get("capabilities") or ()),
+        cassette_dir=Path(data["cassette_dir"]) if data.get("cassette_dir") else None,
+        description=str(data.get("description") or ""),
+        api_key_env=str(data["api_key_env"]) if data.get("api_key_env") else None,
+        servers=frozenset(str(s) for s in data.get("servers") or ()),
+    )
+
+
 def _runs_in_the_worker(context: AdapterContext) -> LLMAdapter:
     raise RuntimeError("helix-conformance: this adapter is built in its worker process, not in pytest's")
 
@@ -178,18 +194,8 @@ class AdapterWorker:
     def resolve(self) -> ResolvedAdapter:
         """The adapter as the worker resolved it; its factory only exists in the worker."""
         ready = self.start()
-        data = ready["spec"]
         try:
-            spec = AdapterSpec(
-                name=str(data["name"]),
-                factory=_runs_in_the_worker,
-                wire_profile=str(data["wire_profile"]),
-                model=str(data["model"]),
-                capabilities=frozenset(str(c) for c in data.get("capabilities") or ()),
-                cassette_dir=Path(data["cassette_dir"]) if data.get("cassette_dir") else None,
-                description=str(data.get("description") or ""),
-                api_key_env=str(data["api_key_env"]) if data.get("api_key_env") else None,
-            )
+            spec = spec_from_ready(ready["spec"])
         except (KeyError, TypeError, ValueError) as exc:
             raise AdapterNotFound(f"--adapter={self.adapter}: {exc}") from None
         return ResolvedAdapter(spec, self.adapter, str(ready.get("target")), str(ready.get("origin")))

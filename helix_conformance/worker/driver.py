@@ -31,12 +31,12 @@ from .client import (
     AdapterProcessGarbled,
     WorkerStartError,
     _Process,
-    _runs_in_the_worker,
     _stop,
     _wait_exit,
     describe_exit,
     garbled,
     kill,
+    spec_from_ready,
 )
 from .helix_json import HelixDecoder, encode_input, raised, snake
 from .protocol import ChannelClosed, ChannelTimeout, LineReader, ProtocolError, encode_line, write_all
@@ -134,18 +134,8 @@ class DriverWorker:
 
     def resolve(self) -> ResolvedAdapter:
         """The adapter as the driver loaded it; its factory only exists in the driver."""
-        data = self.start()["spec"]
         try:
-            spec = AdapterSpec(
-                name=str(data["name"]),
-                factory=_runs_in_the_worker,
-                wire_profile=str(data["wire_profile"]),
-                model=str(data["model"]),
-                capabilities=frozenset(str(c) for c in data.get("capabilities") or ()),
-                cassette_dir=data["cassette_dir"] if data.get("cassette_dir") else None,
-                description=str(data.get("description") or ""),
-                api_key_env=str(data["api_key_env"]) if data.get("api_key_env") else None,
-            )
+            spec = spec_from_ready(self.start()["spec"])
         except (KeyError, TypeError, ValueError) as exc:
             raise AdapterNotFound(f"--adapter={self.requested}: the adapter's spec: {exc}") from None
         runtime = str((self.ready or {}).get("runtime") or "driver")
@@ -220,7 +210,7 @@ class DriverWorker:
                 input=encode_input(
                     scenario.messages,
                     scenario.tools,
-                    scenario.llm_config(spec.model),
+                    scenario.llm_config(spec.model, spec.wire_profile),
                     options.agent_id,
                     "conformance",
                 ),

@@ -50,6 +50,8 @@ from reference_adapters._http import (
     tls_context,
 )
 from reference_adapters._sse import SSEDecoder
+from reference_adapters.anthropic import spec as anthropic_reference
+from reference_adapters.gemini import spec as gemini_reference
 from reference_adapters.openai_chat import (
     _STOP_REASONS,
     _TOOL_NAME,
@@ -58,6 +60,8 @@ from reference_adapters.openai_chat import (
     _ChatStream,
     build_request_body,
 )
+from reference_adapters.openai_chat import spec as openai_reference
+from reference_adapters.openai_responses import spec as responses_reference
 
 __all__ = [
     "BASELINE",
@@ -69,6 +73,11 @@ __all__ = [
 ]
 
 REFERENCE_CAPABILITIES = frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"})
+REFERENCE_SERVERS: dict[str, frozenset[str]] = {
+    spec.wire_profile: spec.servers
+    for spec in (openai_reference, anthropic_reference, gemini_reference, responses_reference)
+}
+"""The servers each profile's reference adapter declares (all of its profile's)."""
 
 
 @dataclass(frozen=True)
@@ -106,9 +115,12 @@ def broken(
     capabilities: frozenset[str] = REFERENCE_CAPABILITIES,
     wire_profile: str = "openai-chat",
     model: str = "gpt-4o-mini",
+    servers: frozenset[str] | None = None,
 ) -> BrokenAdapter:
     """A registry entry whose spec builds ``adapter`` exactly as the reference spec builds the reference
-    (by default the OpenAI Chat one; ``_anthropic_base.broken_anthropic`` for the Messages API)."""
+    (by default the OpenAI Chat one; ``_anthropic_base.broken_anthropic`` for the Messages API). It targets
+    the servers its profile's reference declares (every one: their quirks are judged by the gate) unless
+    ``servers`` says otherwise."""
     spec = AdapterSpec(
         name=f"broken-{name}",
         factory=lambda ctx: adapter(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout),
@@ -116,6 +128,7 @@ def broken(
         model=model,
         capabilities=capabilities,
         description=description,
+        servers=REFERENCE_SERVERS[wire_profile] if servers is None else servers,
     )
     return BrokenAdapter(name, spec, caught_by, tuple(scenarios), description, harness_gap)
 

@@ -134,6 +134,10 @@ export interface AdapterSpec {
   wireProfile: string;
   model: string;
   capabilities?: Capability[];
+  /** The servers of the wire profile this adapter is written for (helix-conformance list servers), e.g.
+   * ['openai', 'deepseek']; default: the profile's own provider. The quirks of the others do not fail the gate:
+   * they are shown in the compatibility matrix. */
+  servers?: string[];
   description?: string;
   apiKeyEnv?: string;
   /** Relative to the module's directory. */

@@ -126,6 +126,10 @@ function readSpec(raw, file) {
   if (!Array.isArray(capabilities) || capabilities.some((c) => typeof c !== 'string')) {
     throw new LoadError('invalid_adapter', `${file}: spec.capabilities must be an array of strings`);
   }
+  const servers = spec.servers ?? [];
+  if (!Array.isArray(servers) || servers.some((c) => typeof c !== 'string')) {
+    throw new LoadError('invalid_adapter', `${file}: spec.servers must be an array of server names (e.g. ['openai', 'deepseek'])`);
+  }
   for (const key of ['description', 'apiKeyEnv', 'cassetteDir']) {
     if (spec[key] !== undefined && typeof spec[key] !== 'string') {
       throw new LoadError('invalid_adapter', `${file}: spec.${key} must be a string`);
@@ -137,6 +141,7 @@ function readSpec(raw, file) {
     wire_profile: spec.wireProfile,
     model: spec.model,
     capabilities,
+    servers,
     description: spec.description ?? '',
     api_key_env: spec.apiKeyEnv ?? null,
     cassette_dir: cassetteDir === undefined ? null : path.resolve(path.dirname(file), cassetteDir),

@@ -28,6 +28,7 @@ describe('hello', () => {
         wire_profile: 'openai-chat',
         model: 'echo-1',
         capabilities: ['abort'],
+        servers: ['openai', 'deepseek'],
         description: '',
         api_key_env: null,
         cassette_dir: path.join(FIXTURES, 'cassettes'),
@@ -43,6 +44,7 @@ describe('hello', () => {
     ['bad/no-factory.mjs', 'invalid_adapter', /exports no createAdapter function/],
     ['bad/no-spec.mjs', 'invalid_adapter', /exports no spec object/],
     ['bad/snake.mjs', 'invalid_adapter', /spec\.wire_profile is spelled wireProfile/],
+    ['bad/servers.mjs', 'invalid_adapter', /spec\.servers must be an array of server names/],
     ['bad/syntax.mjs', 'invalid_adapter', /importing .*syntax\.mjs failed: SyntaxError/],
     ['bad/typed.ts', 'invalid_adapter', /npm install -D tsx/],
   ];
