@@ -11,7 +11,6 @@ project's default test command skips them.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from pathlib import Path
 from typing import Any
@@ -27,27 +26,6 @@ FAILING = ("failed", "should_failed", "stale")
 SEED = 20261124
 """Fixed: fault positions and generated inputs are drawn, and the known failures must be the same each run."""
 ENABLE = "HELIX_FOREIGN_ADAPTERS"
-
-AWAITING_PRECONDITIONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "foreign-google-genai-sdk": tuple(
-        (clause, scenario)
-        for clause in ("RES-04", "RES-06")
-        for scenario in (
-            "tool_call_streamed_arguments",
-            "tool_call_streamed_typed_arguments",
-            "recorded/google/google-stream-tool-call-arguments",
-        )
-    ),
-    "foreign-openai-sdk": (
-        ("*", "compat_*"),
-        ("*", "recorded/mistral/*"),
-    ),
-}
-"""(clause, scenario) patterns of failures that issue 29's sections 1-2 (the ``preconditions`` branch) remove:
-Gemini's ``partialArgs`` served to a request that never asked for them, and the quirks of OpenAI-compatible servers
-(DeepSeek, OpenRouter, Mistral...) judged on an adapter that targets OpenAI. Tolerated while they fail; once that
-branch is merged they no longer fail, the test says so, and this table is deleted: then ``known_bugs.yaml`` is the
-exact listing."""
 
 
 def known_bugs() -> dict[str, dict[tuple[str, str], str]]:
@@ -72,23 +50,10 @@ def known_bugs() -> dict[str, dict[tuple[str, str], str]]:
 
 
 def compare(
-    failing: set[tuple[str, str]], known: set[tuple[str, str]], awaiting: tuple[tuple[str, str], ...]
-) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
-    """(unexplained failures, stale listings, stale awaiting patterns) of one adapter's run."""
-
-    def awaited(key: tuple[str, str]) -> bool:
-        return any(fnmatch.fnmatchcase(key[0], c) and fnmatch.fnmatchcase(key[1], s) for c, s in awaiting)
-
-    unexplained = sorted(key for key in failing - known if not awaited(key))
-    stale = sorted(known - failing)
-    gone = [
-        pattern
-        for pattern in awaiting
-        if not any(
-            fnmatch.fnmatchcase(c, pattern[0]) and fnmatch.fnmatchcase(s, pattern[1]) for c, s in failing
-        )
-    ]
-    return unexplained, stale, gone
+    failing: set[tuple[str, str]], known: set[tuple[str, str]]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(unexplained failures, stale listings) of one adapter's run."""
+    return sorted(failing - known), sorted(known - failing)
 
 
 def test_known_bugs_file_is_well_formed() -> None:
@@ -97,13 +62,9 @@ def test_known_bugs_file_is_well_formed() -> None:
 
 def test_a_new_failure_and_a_stale_listing_both_fail_the_comparison() -> None:
     known = {("NT-05", "text_basic")}
-    awaiting = (("*", "compat_*"),)
-    assert compare({("NT-05", "text_basic"), ("RES-03", "compat_x")}, known, awaiting) == ([], [], [])
-    assert compare({("NT-05", "text_basic"), ("RES-01", "tool_call")}, known, awaiting)[0] == [
-        ("RES-01", "tool_call")
-    ]
-    assert compare(set(), known, awaiting)[1] == [("NT-05", "text_basic")]
-    assert compare({("NT-05", "text_basic")}, known, awaiting)[2] == [("*", "compat_*")]
+    assert compare({("NT-05", "text_basic")}, known) == ([], [])
+    assert compare({("NT-05", "text_basic"), ("RES-01", "tool_call")}, known)[0] == [("RES-01", "tool_call")]
+    assert compare(set(), known)[1] == [("NT-05", "text_basic")]
 
 
 def _enabled() -> None:
@@ -130,18 +91,13 @@ def test_foreign_adapter_fails_only_on_evidenced_bugs(name: str, strict: bool) -
     rows: dict[tuple[str, str], dict[str, Any]] = {
         (r["clause"], r["scenario"]): r for r in report["results"] if r["outcome"] in FAILING
     }
-    unexplained, stale, gone = compare(
-        set(rows), set(known_bugs().get(name, {})), AWAITING_PRECONDITIONS.get(name, ())
-    )
+    unexplained, stale = compare(set(rows), set(known_bugs().get(name, {})))
     details = "\n\n".join(f"{c} {s}:\n{(rows[c, s]['message'] or '')[:1500]}" for c, s in unexplained)
     assert not unexplained, (
         f"{name} ({'strict' if strict else 'default'}): {len(unexplained)} failure(s) not explained by a listed "
         f"adapter bug (a harness false failure, or a new bug for {KNOWN_BUGS.name}): {unexplained}\n\n{details}"
     )
     assert not stale, f"{name}: listed in {KNOWN_BUGS.name} but no longer failing: {stale}"
-    assert not gone, (
-        f"{name}: {gone} of AWAITING_PRECONDITIONS no longer fail: the preconditions branch is in, delete them"
-    )
     assert not report["gate_errors"], report["gate_errors"]
     must = [key for key, row in rows.items() if row["level"] == "MUST"]
     assert report["passed"] is (not must and not (strict and rows)), (report["verdict_text"], sorted(rows))

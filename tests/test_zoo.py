@@ -11,7 +11,6 @@ skips without them; ``tox -e zoo`` installs the versions pinned in ``constraints
 
 from __future__ import annotations
 
-import fnmatch
 import importlib
 import os
 from pathlib import Path
@@ -37,19 +36,6 @@ SHIMS = {  # spec name -> (module in tests/zoo, attribute, the libraries it need
     "zoo-pydantic-ai-responses": ("pydantic_ai_shims", "openai_responses", ("pydantic_ai",)),
 }
 FAILING = ("failed", "should_failed", "stale")
-AWAITING_PRECONDITIONS: dict[str, tuple[str, ...]] = {
-    "zoo-pydantic-ai-gemini": (
-        "tool_call_streamed_arguments",
-        "tool_call_streamed_typed_arguments",
-        "recorded/google/google-stream-tool-call-arguments",
-    ),
-    "zoo-pydantic-ai-openai": ("compat_*", "recorded/mistral/*"),
-    "zoo-pydantic-ai-responses": (),
-}
-"""Scenario patterns whose failures issue 29's sections 1-2 (the ``preconditions`` branch) remove: Gemini's
-``partialArgs`` served to a request that never asked for them, OpenAI-compatible servers' quirks judged on a shim
-that targets OpenAI (see tests/test_foreign_adapters.py). Tolerated while they fail; once that branch is merged
-the test says they are gone, and this table is deleted."""
 GENERATED = "random_"
 """Scenarios whose inputs Hypothesis draws (scenarios/generated.py)."""
 SEED = 20261124
@@ -106,13 +92,7 @@ def test_shim_fails_only_on_known_library_bugs(name: str) -> None:
     report = run_conformance(spec, seed=SEED)  # not inside the first scenario's 10 s (HARN-03)
     failing = {(r["clause"], r["scenario"]): r for r in report["results"] if r["outcome"] in FAILING}
     known = known_bugs().get(name, {})
-    awaiting = AWAITING_PRECONDITIONS.get(name, ())
-    awaited = {key for key in failing if any(fnmatch.fnmatchcase(key[1], p) for p in awaiting)}
-    gone = [p for p in awaiting if not any(fnmatch.fnmatchcase(key[1], p) for key in failing)]
-    assert not gone, (
-        f"{name}: {gone} of AWAITING_PRECONDITIONS no longer fail: the preconditions branch is in"
-    )
-    unexplained = sorted(set(failing) - set(known) - awaited)
+    unexplained = sorted(set(failing) - set(known))
     # Generated-input scenarios (random_*) are explored by Hypothesis: which of the clauses a bad input breaks
     # is blamed first can change from run to run, so a listed one of them may pass; anything new still fails.
     flaky = timing_dependent()
