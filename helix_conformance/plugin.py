@@ -46,7 +46,7 @@ def _configure(config: pytest.Config, name: str) -> None:
     worker: Any = None
     try:
         if str(name).startswith(("node:", "cmd:")):
-            from .worker.node import start_for_session as start_driver
+            from .worker.launch import start_for_session as start_driver
 
             if options["helix_in_process"][0] or options["helix_record_mode"][0] != "none":
                 raise AdapterNotFound(
@@ -57,7 +57,7 @@ def _configure(config: pytest.Config, name: str) -> None:
         elif options["helix_in_process"][0]:
             resolved = resolve_adapter(str(name))
         else:
-            from .worker.client import start_for_session
+            from .worker.launch import start_for_session
 
             worker, resolved = start_for_session(config, str(name))
             if options["helix_record_mode"][0] != "none":

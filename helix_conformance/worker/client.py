@@ -361,12 +361,3 @@ def _stop(process: _Process) -> int | None:
     with contextlib.suppress(OSError):
         os.close(process.reader.fd)
     return code
-
-
-def start_for_session(config: Any, adapter: str) -> tuple[Any, ResolvedAdapter]:
-    """The session's worker (or driver, for a name that resolves to a driver command) and the adapter it
-    resolved; stopped when pytest unconfigures. The xdist controller only needs the spec: its worker stops
-    at once (the xdist workers start their own)."""
-    from .launch import start_for_session as start
-
-    return start(config, adapter)
