@@ -74,6 +74,8 @@ def _configure(config: pytest.Config, name: str) -> None:
         pool = pool_for(worker, options["helix_workers"][0] or default_size(config))
         config.add_cleanup(pool.close)
         plugin.settings.executor, plugin.settings.submit = pool.run_scenario, pool.submit
+        plugin.stop_adapter = pool.close
     elif worker is not None:
         plugin.settings.executor = worker.run_scenario
+        plugin.stop_adapter = worker.close
     config.pluginmanager.register(plugin, "helix-conformance-suite")

@@ -72,6 +72,13 @@ def sends_request(scenario: Scenario, profile: WireProfile) -> bool:
     return any(not e.optional for e in scenario.exchanges)
 
 
+def did_not_return(run: ScenarioRun, timeout: float) -> str:
+    """A hung step in words, with what the adapter's processes looked like then (memory, a stopped process)
+    when its worker measured it."""
+    note = f" ({run.hang_note})" if run.hang_note else ""
+    return f"generate_step did not return within {timeout} s{note}"
+
+
 def endpoint_requests(run: ScenarioRun, profile: WireProfile) -> list[SentRequest]:
     """The run's requests to the provider's endpoint (the profile's method and path, matched or not: a retry
     the recording lacks is one too). Any other request — a library fetching a price list, a HEAD elsewhere —
