@@ -268,3 +268,89 @@ def test_a_memory_hog_that_hangs_is_reported_with_its_memory(adapters: pytest.Py
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output(result)
     if sys.platform.startswith("linux"):
         assert "MB of memory" in _failed(report)["text_basic::HARN-03"]
+
+
+# --- the keeper, in process ----------------------------------------------------------------------------
+
+FORKER = r"""
+import ctypes, dataclasses, os, select
+from reference_adapters.openai_chat import OpenAIChatAdapter, spec as base
+
+PIDS = os.path.abspath("pids.txt")
+
+
+class Forks(OpenAIChatAdapter):
+    async def generate_step(self, input):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.dlsym.restype = ctypes.c_void_p
+        libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        fork = ctypes.CFUNCTYPE(ctypes.c_int)(libc.dlsym(None, b"fork"))
+        if fork() == 0:
+            os.setsid()  # out of the worker's process group
+            if fork() == 0:
+                with open(PIDS, "a") as handle:
+                    handle.write(f"{os.getpid()}\n")
+                select.select([], [], [], 600)
+            os._exit(0)
+        return await super().generate_step(input)
+
+
+spec = dataclasses.replace(base, name="forks", factory=lambda ctx: Forks(api_key=ctx.api_key, base_url=ctx.base_url))
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc shows the processes")
+@pytest.mark.parametrize("namespaces", [True, False], ids=["confined", "fallback"])
+def test_a_daemon_forked_in_a_step_is_named_and_killed_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, namespaces: bool
+) -> None:
+    """Confined or not (a process group and a child subreaper), a process the adapter forks from native code,
+    setsid and forked again, does not outlive the step that started it."""
+    from helix_conformance.checks.context import HarnessSettings, ScenarioSession
+    from helix_conformance.scenarios import get_scenario
+    from helix_conformance.suite import SuiteRunner, profile_for
+    from helix_conformance.worker.client import AdapterWorker
+    from helix_conformance.worker.keeper import descendants
+
+    if namespaces and not NAMESPACES:
+        pytest.skip("no user namespaces here")
+    (tmp_path / "forker.py").write_text(FORKER)
+    monkeypatch.setattr(AdapterWorker, "namespaces", namespaces)
+    worker = AdapterWorker("forker:spec", sys_path=[str(tmp_path), *sys.path], cwd=str(tmp_path))
+    try:
+        spec = worker.resolve().spec
+        assert worker.process is not None
+        assert worker.process.keeper is not None
+        assert worker.process.keeper.tier == ("namespaces" if namespaces else "subreaper")
+        runner = SuiteRunner(spec, HarnessSettings())
+        session = ScenarioSession(
+            get_scenario("text_basic"),
+            profile_for(spec),
+            spec,
+            runner.cassettes(),
+            HarnessSettings(executor=worker.run_scenario),
+        )
+        run = session.run()
+        named = [u for u in run.unintercepted if "a fork or exec from native code" in u]
+        assert named, run.unintercepted
+        pids = [int(p) for p in (tmp_path / "pids.txt").read_text().split()]
+        keeper, expected = worker.process.popen.pid, 2 if namespaces else 1  # the worker (and the init) alone
+        deadline = time.monotonic() + 5  # killed at once; reaped (no longer listed) a moment later
+        while len(left := [p for p in descendants(keeper) if _alive(p)]) > expected:
+            assert time.monotonic() < deadline, left
+            time.sleep(0.05)
+    finally:
+        worker.close()
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in pids if not namespaces) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not namespaces:  # in a PID namespace the pid it wrote is its own namespace's, not ours
+        assert not any(_alive(pid) for pid in pids), pids

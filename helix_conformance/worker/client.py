@@ -152,6 +152,8 @@ class AdapterWorker:
     namespaces = True
     """Confine the worker in namespaces of its own where the system allows (worker/sandbox.py); tests turn it
     off to exercise the fallback."""
+    namespaces_work = False
+    """A worker of this process was confined already: the next keepers skip the probe (50-150 ms each)."""
 
     def __init__(self, adapter: str, *, sys_path: list[str] | None = None, cwd: str | None = None) -> None:
         self.adapter = adapter
@@ -197,6 +199,7 @@ class AdapterWorker:
                     "--control",
                     str(keeper_end.fileno()),
                     *(() if self.namespaces else ("--no-namespaces",)),
+                    *(("--namespaces-work",) if self.namespaces and AdapterWorker.namespaces_work else ()),
                 ],
                 pass_fds=(read_req, write_out, keeper_end.fileno()),
                 stdin=subprocess.DEVNULL,
@@ -238,6 +241,8 @@ class AdapterWorker:
             raise WorkerStartError(f"--adapter={self.adapter}: the worker answered {answer.get('type')!r}")
         if self.process is not None and self.process.keeper is not None:
             self.process.keeper.wait_hello(KEEPER_HELLO_S)  # sent before the worker imported anything
+            if self.process.keeper.confined:
+                AdapterWorker.namespaces_work = True
         self.ready = answer
         return answer
 

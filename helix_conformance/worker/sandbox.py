@@ -170,10 +170,18 @@ class Keeper:
     """The process the parent started: keeps the worker's confinement and outlives the worker by a moment,
     to end what the adapter left and say how the worker ended. It runs no adapter code."""
 
-    def __init__(self, control: socket.socket, channel_fds: tuple[int, ...], namespaces: bool = True) -> None:
+    def __init__(
+        self,
+        control: socket.socket,
+        channel_fds: tuple[int, ...],
+        namespaces: bool = True,
+        probed: bool = False,
+    ) -> None:
         self.control = control
         self.channel_fds = channel_fds
         self.namespaces = namespaces
+        self.probed = probed
+        """The parent confined a worker already: the probe is skipped."""
         self.tier = PROCESS_GROUP
         self.why = ""
         self.child = 0
@@ -194,7 +202,9 @@ class Keeper:
         """Fork the worker (via an init in namespaces); returns in the worker only."""
         with contextlib.suppress(OSError):
             _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
-        why = probe_namespaces() if self.namespaces else "turned off by the parent (--no-namespaces)"
+        why = "turned off by the parent (--no-namespaces)" if not self.namespaces else None
+        if self.namespaces and not self.probed:
+            why = probe_namespaces()
         uid, gid = os.getuid(), os.getgid()
         if why is None:
             try:
@@ -244,20 +254,27 @@ class Keeper:
             ready, _, _ = select.select(watched, [], [], 1.0)
             if self.control in ready and not self._request():
                 watched.remove(self.control)
-            if self.status_read in ready:
-                data = os.read(self.status_read, 64)
-                if data and self.outcome is None:
-                    with contextlib.suppress(ValueError):
-                        status, peak = struct.unpack("qq", data[:16])
-                        self.outcome = {"status": status, "max_rss_kb": peak}
-                if not data:
-                    watched.remove(self.status_read)
+            if self.status_read in ready and not self._read_status():
+                watched.remove(self.status_read)
             if wake_read in ready:
                 with contextlib.suppress(BlockingIOError):
                     os.read(wake_read, 512)
             if self._reap():
                 break
         self._finish()
+
+    def _read_status(self) -> bool:
+        """The worker's wait status and peak memory, as the namespace's init wrote them; False at the pipe's
+        end (the init is gone)."""
+        try:
+            data = os.read(self.status_read, 64)
+        except OSError:
+            return False
+        if data and self.outcome is None:
+            with contextlib.suppress(struct.error):
+                status, peak = struct.unpack("qq", data[:16])
+                self.outcome = {"status": status, "max_rss_kb": peak}
+        return bool(data)
 
     def _request(self) -> bool:
         try:
@@ -300,6 +317,8 @@ class Keeper:
                 return done
             if pid == self.child:
                 done = True
+                if self.tier == NAMESPACES and self.outcome is None:  # the init wrote it before it ended
+                    self._read_status()
                 if self.outcome is None:  # no init in between: the worker's own status
                     self.outcome = {"status": status, "max_rss_kb": int(usage.ru_maxrss)}
 
@@ -366,7 +385,8 @@ def _init(status_write: int, channel_fds: tuple[int, ...]) -> None:
     tells the keeper how the worker ended. When it exits, the kernel kills every process left in there."""
     with contextlib.suppress(OSError):
         _prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
-    _mount_proc()
+    with contextlib.suppress(SetupFailed):  # the probe mounted one: failing now is not worth a dead worker
+        _mount_proc()
     os.setsid()  # the worker's process group is this namespace's: kill(0, ...) reaches no one outside
     worker = os.fork()
     if worker == 0:
@@ -378,7 +398,8 @@ def _init(status_write: int, channel_fds: tuple[int, ...]) -> None:
             os.close(fd)
     with contextlib.suppress(OSError):
         _prctl(PR_SET_DUMPABLE, 0)
-    _drop_capabilities()
+    with contextlib.suppress(OSError, SetupFailed):
+        _drop_capabilities()
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
     while True:
@@ -414,4 +435,6 @@ def confine(argv: list[str]) -> None:
     control = socket.socket(fileno=int(argv[argv.index("--control") + 1]))
     fds = argv[argv.index("--fds") + 1].split(",") if "--fds" in argv else []
     channel = tuple(int(fd) for fd in fds if fd.isdigit())
-    Keeper(control, channel, namespaces="--no-namespaces" not in argv).start()
+    Keeper(
+        control, channel, namespaces="--no-namespaces" not in argv, probed="--namespaces-work" in argv
+    ).start()
