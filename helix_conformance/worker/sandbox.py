@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import json
 import os
 import resource
@@ -62,7 +63,11 @@ def _libc() -> Any:
 
 
 def _prctl(option: int, value: int) -> None:
-    if _libc().prctl(option, value, 0, 0, 0) != 0:
+    """prctl(2); OSError where it fails or does not exist (not Linux)."""
+    prctl = getattr(_libc(), "prctl", None)
+    if prctl is None:
+        raise OSError(errno.ENOSYS, "prctl does not exist here")
+    if prctl(option, value, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
 
 
