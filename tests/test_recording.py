@@ -145,7 +145,9 @@ def test_an_azure_key_echoed_upper_cased_is_never_written(fake: FakeProvider, tm
     """Recording with a 32-hex (Azure-style) key that the provider echoes upper-cased: the scrubber and the
     scan read keys from one table (recording/keys.py), the key in use in any case, so no cassette holds it
     (one was written before: the scrubber matched the key's case only, the scan's hex rule saw no 'key')."""
-    key = "".join(random.Random(31).choice("0123456789abcdef") for _ in range(32))
+    rng = random.Random(31)
+    key = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    assert any(c.isalpha() for c in key)  # a case to change
     fake.plant = key.upper()
     spec = resolve_adapter("openai").spec
     profile = get_profile("openai-chat")
@@ -156,6 +158,7 @@ def test_an_azure_key_echoed_upper_cased_is_never_written(fake: FakeProvider, tm
     assert any(o.action == "recorded" for o in outcomes)
     for path in tmp_path.rglob("*.yaml"):
         assert key not in path.read_text().lower(), path
+        assert "planted " not in path.read_text() or "planted <scrubbed>" in path.read_text(), path
 
 
 def test_a_live_answer_that_does_not_stand_for_the_scenario_is_refused(
