@@ -46,7 +46,7 @@ def _configure(config: pytest.Config, name: str) -> None:
     worker: Any = None
     try:
         if str(name).startswith(("node:", "cmd:")):
-            from .worker.node import start_for_session as start_driver
+            from .worker.launch import start_for_session as start_driver
 
             if options["helix_in_process"][0] or options["helix_record_mode"][0] != "none":
                 raise AdapterNotFound(
@@ -57,7 +57,7 @@ def _configure(config: pytest.Config, name: str) -> None:
         elif options["helix_in_process"][0]:
             resolved = resolve_adapter(str(name))
         else:
-            from .worker.client import start_for_session
+            from .worker.launch import start_for_session
 
             worker, resolved = start_for_session(config, str(name))
             if options["helix_record_mode"][0] != "none":
@@ -74,6 +74,8 @@ def _configure(config: pytest.Config, name: str) -> None:
         pool = pool_for(worker, options["helix_workers"][0] or default_size(config))
         config.add_cleanup(pool.close)
         plugin.settings.executor, plugin.settings.submit = pool.run_scenario, pool.submit
+        plugin.stop_adapter = pool.close
     elif worker is not None:
         plugin.settings.executor = worker.run_scenario
+        plugin.stop_adapter = worker.close
     config.pluginmanager.register(plugin, "helix-conformance-suite")

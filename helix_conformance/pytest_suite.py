@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from .reporting.outcomes import (
 )
 from .reporting.safety import protect_env, safe_text, shown_setting
 from .reporting.writers import FORMATS, format_of
-from .settings import check_cassette_dir, check_writable
+from .settings import check_cassette_dir, check_writable, spelled
 from .suite import (
     PlannedCheck,
     SuiteRunner,
@@ -118,13 +119,14 @@ class ConformanceItem(pytest.Item):
         return self.path, None, f"{self.planned.level} {self.name}"
 
 
-def report_paths(value: str | None) -> list[Path]:
+def report_paths(value: str | None, source: str = "cli") -> list[Path]:
     """The --helix-report paths; an extension we cannot write is a usage error before anything runs."""
     paths = [Path(part.strip()) for part in (value or "").split(",") if part.strip()]
     for path in paths:
         if format_of(path) is None:
             raise pytest.UsageError(
-                f"--helix-report: cannot tell the format of {str(path)!r} from its extension; "
+                f"{spelled('helix_report', source, value)}: cannot tell the format of {str(path)!r} from its "
+                "extension; "
                 f"use one of {', '.join(sorted(FORMATS))}"
             )
     return paths
@@ -148,9 +150,11 @@ class ConformancePlugin:
             raise pytest.UsageError(f"--adapter={resolved.requested}: {unknown}")
         protect_env(resolved.spec.api_key_env)
         recording = options["helix_record_mode"][0] != "none"
-        self.cassette_root = check_cassette_dir(options["helix_cassette_dir"][0], recording=recording)
+        cassette_dir, cassette_source = options["helix_cassette_dir"]
+        self.cassette_root = check_cassette_dir(cassette_dir, recording=recording, source=cassette_source)
         self.record = self._record_settings(config)
-        problem = None if self.record else missing_cassettes_problem(resolved.spec, self.cassette_root)
+        where = spelled("helix_cassette_dir", cassette_source, cassette_dir)
+        problem = None if self.record else missing_cassettes_problem(resolved.spec, self.cassette_root, where)
         if problem:
             raise pytest.UsageError(problem)
         self.strict = bool(options["helix_strict"][0])
@@ -174,20 +178,25 @@ class ConformancePlugin:
             self.log.notes.append(
                 f"{IN_PROCESS_NOTE}: the adapter ran inside pytest's process (--helix-in-process)"
             )
-        self.report_paths = report_paths(options["helix_report"][0])
+        self.report_paths = report_paths(options["helix_report"][0], options["helix_report"][1])
         check_writable(self._output_paths(config))
         self.deselected = 0
+        self.stop_adapter: Callable[[], None] | None = None
+        """Ends the adapter's processes (plugin.py sets it): called before anything is written, so nothing
+        the adapter started can change a report, a badge or a baseline afterwards."""
 
     def _output_paths(self, config: pytest.Config) -> list[tuple[str, Path]]:
         """What the run writes at its end (reports, badge, baseline), to be checked before it starts."""
         from .gate import baseline_path
 
-        outputs = [("--helix-report", path) for path in self.report_paths]
-        if self.options["helix_badge"][0]:
-            outputs.append(("--helix-badge", Path(self.options["helix_badge"][0])))
+        options = self.options
+        outputs = [(spelled("helix_report", options["helix_report"][1], p), p) for p in self.report_paths]
+        if options["helix_badge"][0]:
+            badge = Path(options["helix_badge"][0])
+            outputs.append((spelled("helix_badge", options["helix_badge"][1], badge), badge))
         if self.gate.write_baseline:
-            where = baseline_path(self.options["helix_baseline"][0], config.invocation_params.dir)
-            outputs.append(("--helix-write-baseline", where))
+            where = baseline_path(options["helix_baseline"][0], config.invocation_params.dir)
+            outputs.append((spelled("helix_write_baseline", options["helix_write_baseline"][1], True), where))
         return outputs
 
     def _record_settings(self, config: pytest.Config) -> Any:
@@ -385,6 +394,8 @@ class ConformancePlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.stop_adapter is not None:  # every run is over: end the adapter before any file is written
+            self.stop_adapter()
         if hasattr(session.config, "workerinput"):
             return  # xdist worker: the controller reports
         if session.config.option.collectonly or exitstatus == pytest.ExitCode.USAGE_ERROR:

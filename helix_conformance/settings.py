@@ -54,7 +54,8 @@ MAX_TIMEOUT_S = 3600.0
 """A scenario's timeout is at most an hour: more is a typo, and the thread join overflows on 1e308."""
 
 
-def _timeout(text: str) -> float:
+def parse_timeout(text: str) -> float:
+    """Seconds a scenario may take: a finite number above 0, at most MAX_TIMEOUT_S (pytest and the CLI)."""
     try:
         value = float(text)
     except ValueError:
@@ -94,7 +95,7 @@ OPTIONS: tuple[Option, ...] = (
         "helix-timeout",
         "seconds one scenario may take before HARN-03 fails it (default 10)",
         10.0,
-        _timeout,
+        parse_timeout,
         metavar="SECONDS",
     ),
     Option(
@@ -226,6 +227,17 @@ def _raw(config: pytest.Config, option: Option) -> tuple[Any, str, str]:
     return None, "default", ""
 
 
+def spelled(dest: str, source: str, value: Any) -> str:
+    """An option as the user set it, for its errors: ``--helix-report=r.txt``, ``HELIX_REPORT=r.txt (environment
+    variable)`` or ``helix_report = r.txt (ini)``: the user must be able to find what to change."""
+    option = next(o for o in OPTIONS if o.dest == dest)
+    if source == "env":
+        return f"{option.env}={value} (environment variable)"
+    if source == "ini":
+        return f"{option.ini} = {value} (ini)"
+    return f"--{option.name}={value}"
+
+
 def requested_adapter(config: pytest.Config) -> tuple[str | None, str]:
     """The adapter name and its source; checked first so runs without the suite never read other settings."""
     value, source, _ = _raw(config, OPTIONS[0])
@@ -248,14 +260,14 @@ def resolve(config: pytest.Config) -> dict[str, tuple[Any, str]]:
     return resolved
 
 
-def check_cassette_dir(value: str | None, *, recording: bool) -> Path | None:
+def check_cassette_dir(value: str | None, *, recording: bool, source: str = "cli") -> Path | None:
     """The --helix-cassette-dir path, refused up front when it cannot be what the user meant: missing (unless
     recording, which creates it), not a directory, or holding a symbolic link to nothing. Otherwise a missing
-    cassette would silently be served from the bundled ones."""
+    cassette would silently be served from the bundled ones. ``source`` says where it was set (cli, env, ini)."""
     if not value:
         return None
     root = Path(value)
-    flag = f"--helix-cassette-dir={value}"
+    flag = spelled("helix_cassette_dir", source, value)
     if root.is_symlink() and not root.exists():
         raise pytest.UsageError(f"{flag}: is a symbolic link to nothing ({root.readlink()})")
     if not root.exists():
@@ -300,8 +312,9 @@ def unwritable(path: Path) -> str | None:
 
 def check_writable(outputs: Iterable[tuple[str, Path]]) -> None:
     """Reports, badge and baseline are written after the whole run: a path they cannot be written to is a
-    usage error before anything runs, not a traceback at the end. ``outputs`` are (option, path) pairs."""
+    usage error before anything runs, not a traceback at the end. ``outputs`` are (option as the user set it,
+    path) pairs."""
     for flag, path in outputs:
         problem = unwritable(path)
         if problem:
-            raise pytest.UsageError(f"{flag}={path}: cannot be written: {problem}")
+            raise pytest.UsageError(f"{flag}: {path} cannot be written: {problem}")

@@ -142,9 +142,12 @@ def recorded_for(
     return recorded_scenarios(profile, tuple(folders))
 
 
-def missing_cassettes_problem(spec: AdapterSpec, cassette_root: Path | None = None) -> str | None:
+def missing_cassettes_problem(
+    spec: AdapterSpec, cassette_root: Path | None = None, spelled: str | None = None
+) -> str | None:
     """HARN-05 before anything runs: a replaying profile with no cassette at all would fail every scenario
-    for the same reason (or, worse, prove nothing), so say so once, with what to do."""
+    for the same reason (or, worse, prove nothing), so say so once, with what to do. ``spelled`` is how the
+    user set ``cassette_root`` (an environment variable, an ini key), for the message."""
     profile = profile_for(spec)
     if not profile.replays:
         return None
@@ -161,7 +164,7 @@ def missing_cassettes_problem(spec: AdapterSpec, cassette_root: Path | None = No
     if cassette_root is not None and any((bundled_cassettes() / profile.name).glob("*.yaml")):
         return None  # --helix-cassette-dir falls back to the bundled cassettes
     where = (
-        f"--helix-cassette-dir={str(root)!r}"
+        (spelled or f"--helix-cassette-dir={str(root)!r}")
         if cassette_root is not None
         else "the bundled cassettes"
         if spec.cassette_dir is None

@@ -314,3 +314,177 @@ def test_report_folders_that_do_not_exist_yet_are_fine(pytester: pytest.Pytester
     result = run(pytester, "--adapter=openai", f"--helix-report={report}", "-k", "text_basic and RES-01")
     assert result.ret == 0, output(result)
     assert report.is_file()
+
+
+# --- compressed cassette bodies -------------------------------------------------------------------------
+
+
+def _encoded(path: Path, encoding: str, body: bytes | None = None) -> None:
+    """The cassette's response body stored as bytes under ``content-encoding: encoding``."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    response = data["interactions"][0]["response"]
+    plain = response["body"]["string"].encode("utf-8")
+    response["body"]["string"] = body if body is not None else _compress(plain, encoding)
+    response["headers"]["content-encoding"] = [encoding]
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+
+def _compress(data: bytes, encoding: str) -> bytes:
+    import gzip
+    import zlib
+
+    return gzip.compress(data) if encoding == "gzip" else zlib.compress(data)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_a_compressed_cassette_body_is_decoded_by_its_content_encoding(tmp_path: Path, encoding: str) -> None:
+    """It was read as text and refused as "not valid UTF-8 ... another provider's format?" before."""
+    _encoded(_copy("openai-chat", "text_basic", tmp_path), encoding)
+    cassette = CassetteCache(tmp_path).get("openai-chat", "text_basic")
+    assert cassette.interactions[0].body.startswith(b"data: {")
+
+
+def test_a_brotli_body_without_the_brotli_module_names_it(tmp_path: Path) -> None:
+    from helix_conformance.content_encoding import _brotli
+
+    if _brotli() is not None:
+        pytest.skip("brotli is installed here: the body is decoded")
+    path = _copy("openai-chat", "text_basic", tmp_path)
+    _encoded(path, "br", b"\x0b\x02\x80hello\x03")
+    with pytest.raises(CassetteError, match=r"content-encoding br \(brotli\).*pip install brotli") as caught:
+        load_cassette(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_gzip_header_over_a_plain_body_is_a_cassette_problem_not_the_adapters(
+    adapters: pytest.Pytester, tmp_path: Path
+) -> None:
+    """The adapter was blamed on NT-04 before (the header was dropped, the body served as it was)."""
+    root = tmp_path / "cassettes"
+    path = _copy("openai-chat", "text_basic", root)
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["interactions"][0]["response"]["headers"]["content-encoding"] = ["gzip"]
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(CassetteError, match="says content-encoding: gzip but its body is not gzip data"):
+        load_cassette(path)
+    result = run(adapters, "--adapter=openai", f"--helix-cassette-dir={root}", "-k", "text_basic and NT-04")
+    assert_no_crash(result)
+    assert f"cassette problem: cassette {path}" in output(result)
+
+
+# --- YAML that says two things at once, files that are not files ---------------------------------------
+
+
+def test_a_key_twice_in_a_cassette_is_a_cassette_error_with_its_lines(tmp_path: Path) -> None:
+    """YAML loaders keep the last value silently: the adapter was judged against half a cassette before."""
+    path = _copy("openai-chat", "text_basic", tmp_path)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("  response:\n", "  response:\n    status: {code: 500, message: x}\n", 1))
+    with pytest.raises(
+        CassetteError, match=r"has the key 'status' twice in one mapping \(lines \d+ and \d+\)"
+    ):
+        load_cassette(path)
+
+
+def test_a_key_twice_in_a_baseline_is_a_usage_error(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """It was last-wins, so the entry meant nothing and the run failed (exit 1) on a stale baseline."""
+    baseline = tmp_path / "baseline.yaml"
+    baseline.write_text(
+        "version: 1\nentries:\n- clause: RES-01\n  clause: RES-06\n  scenario: text_basic\n  profile: openai-chat\n"
+        "  reason: known\n",
+        encoding="utf-8",
+    )
+    _usage_error(
+        run(pytester, "--adapter=openai", f"--helix-baseline={baseline}", "-k", "text_basic and RES-0"),
+        str(baseline),
+        "has the key 'clause' twice",
+        "lines 3 and 4",
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_as_the_baseline_is_a_usage_error_not_a_hang(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "baseline.yaml"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    _usage_error(
+        run(pytester, "--adapter=openai", f"--helix-baseline={fifo}"), str(fifo), "not a regular file"
+    )
+    assert time.monotonic() - started < 120
+
+
+# --- imports --------------------------------------------------------------------------------------------
+
+DEEP_JSON = '{"a":' * 100_000 + "1" + "}" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        ("deep.chunks.txt", DEEP_JSON + "\n", "line 1 is JSON nested too deeply to read"),
+        ("deep.sse", f"data: {DEEP_JSON}\n\n", "the first data line is JSON nested too deeply to read"),
+        ("deep.json", DEEP_JSON, "is JSON nested too deeply to read"),
+    ],
+)
+def test_importing_json_nested_100000_deep_is_one_line(
+    tmp_path: Path, name: str, content: str, problem: str
+) -> None:
+    """A RecursionError traceback before."""
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    result = _cli("import", "-o", tmp_path / "out", "--profile", "openai-chat", "--status", "400", path)
+    assert result.returncode == 2, result
+    _one_line_error(result, str(path), problem)
+
+
+@pytest.mark.parametrize("value", [".nan", "2024-01-01", "!!binary aGk="])
+def test_a_pydantic_ai_parsed_body_that_is_not_json_is_refused(tmp_path: Path, value: str) -> None:
+    """json.dumps wrote NaN into the body (or a traceback for a date) before: a body no provider sent."""
+    path = tmp_path / "cassette.yaml"
+    path.write_text(
+        "interactions:\n- request:\n    method: POST\n    uri: https://api.openai.com/v1/chat/completions\n"
+        "    headers: {}\n    parsed_body: {model: gpt-4o}\n  response:\n    status: {code: 200, message: OK}\n"
+        f"    headers: {{}}\n    parsed_body: {{usage: {{tokens: {value}}}}}\nversion: 1\n",
+        encoding="utf-8",
+    )
+    result = _cli("import", "-o", tmp_path / "out", path)
+    assert result.returncode == 2, result
+    _one_line_error(result, str(path), "parsed_body is not JSON", "parsed_body.usage.tokens")
+
+
+def test_a_chunks_file_holding_framed_sse_is_imported_by_its_content(tmp_path: Path) -> None:
+    """It was refused by its name (a .chunks.txt holds bare payloads) though the content says SSE."""
+    chunk = '{"id":"c1","object":"chat.completion.chunk","model":"gpt-4o","choices":[{"index":0,"delta":{}}]}'
+    path = tmp_path / "stream.chunks.txt"
+    path.write_text(f"data: {chunk}\n\ndata: [DONE]\n\n", encoding="utf-8")
+    result = _cli("import", "-o", tmp_path / "out", path)
+    assert result.returncode == 0, result
+    written = (tmp_path / "out" / "stream.chunks.yaml").read_text(encoding="utf-8")
+    assert "holds framed server-sent events: kept verbatim" in written
+
+
+# --- options --------------------------------------------------------------------------------------------
+
+
+def test_replay_with_a_timeout_that_is_no_number_of_seconds_is_one_line() -> None:
+    """A raw ValueError traceback before."""
+    result = _cli("replay", "--adapter", "openai", "text_basic", "--timeout", "nan")
+    assert result.returncode == 2, result
+    _one_line_error(result, "--timeout", "'nan'")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "problem"),
+    [
+        ("HELIX_REPORT", "report.txt", "cannot tell the format"),
+        ("HELIX_CASSETTE_DIR", "no-such-dir", "no such directory"),
+    ],
+)
+def test_an_option_set_in_the_environment_is_named_by_its_variable(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, problem: str
+) -> None:
+    """The error named --helix-report / --helix-cassette-dir, which the user never typed."""
+    monkeypatch.setenv(variable, value)
+    _usage_error(run(pytester, "--adapter=openai"), f"{variable}={value} (environment variable)", problem)

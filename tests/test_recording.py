@@ -3,6 +3,7 @@ stays authored, that nothing secret is written, the modes, the semantic diff, an
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -138,6 +139,26 @@ def test_a_planted_secret_refuses_the_write_and_names_where(fake: FakeProvider, 
     # Answers without text (tool calls only) carry no plant and are written; none may hold it.
     for path in tmp_path.rglob("*.yaml"):
         assert "PlAnTeD" not in path.read_text(), path
+
+
+def test_an_azure_key_echoed_upper_cased_is_never_written(fake: FakeProvider, tmp_path: Path) -> None:
+    """Recording with a 32-hex (Azure-style) key that the provider echoes upper-cased: the scrubber and the
+    scan read keys from one table (recording/keys.py), the key in use in any case, so no cassette holds it
+    (one was written before: the scrubber matched the key's case only, the scan's hex rule saw no 'key')."""
+    rng = random.Random(31)
+    key = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    assert any(c.isalpha() for c in key)  # a case to change
+    fake.plant = key.upper()
+    spec = resolve_adapter("openai").spec
+    profile = get_profile("openai-chat")
+    settings = RecordSettings(
+        mode="once", root=tmp_path, api_key=key, base_url=fake.base_url("openai-chat"), timeout=10
+    )
+    outcomes = record_suite(spec, profile, scenarios_to_record(profile), settings)
+    assert any(o.action == "recorded" for o in outcomes)
+    for path in tmp_path.rglob("*.yaml"):
+        assert key not in path.read_text().lower(), path
+        assert "planted " not in path.read_text() or "planted <scrubbed>" in path.read_text(), path
 
 
 def test_a_live_answer_that_does_not_stand_for_the_scenario_is_refused(

@@ -5,6 +5,7 @@ Every fake secret is assembled at run time from a seeded generator, so this file
 
 from __future__ import annotations
 
+import base64
 import copy
 import gzip
 import json
@@ -537,6 +538,46 @@ def test_a_32_hex_azure_key_is_found(place: dict[str, Any], location: str) -> No
     hit = _one(scan_cassette_data(_cassette(_interaction(**place)), where="c"))
     assert (hit.location, hit.kind) == (location, "hex key")
     assert "Azure OpenAI key" in hit.why
+
+
+@pytest.mark.parametrize(
+    "place",
+    [
+        {"request_uri": f"https://x.openai.azure.com/openai/chat?q=%7B%22api-key%22%3A%22{AZURE}%22%7D"},
+        {
+            "response_body": {
+                "string": json.dumps({"tool_call_id": base64.b64encode(f"key={AZURE}".encode()).decode()})
+            }
+        },
+    ],
+    ids=["percent-encoded", "base64-encoded"],
+)
+def test_a_32_hex_azure_key_is_found_encoded_as_any_other_key(place: dict[str, Any]) -> None:
+    """The hex rule is one of the key table's (recording/keys.py): it reads decoded text as the patterns do
+    (it was skipped there, so the recorder could write such a key)."""
+    hit = _one(scan_cassette_data(_cassette(_interaction(**place)), where="c"))
+    assert hit.kind == "hex key"
+
+
+def test_the_key_in_use_is_found_wherever_the_scrubber_cannot_reach_it() -> None:
+    """A 32-hex key in use, streamed in pieces across deltas (no pattern, no 'key' before it): the scrubber
+    cannot rewrite it, the scan finds it when told the key, and the recorder refuses to write it."""
+    chunks = [
+        {"choices": [{"delta": {"content": piece}}]} for piece in ["Here you go: ", *_pieces(AZURE), "."]
+    ]
+    stream = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    item = scrub_interaction(_interaction(response_body={"string": stream}), secrets=[AZURE])
+    assert scan_cassette_data(_cassette(item), where="c") == []  # no pattern in it: only the key says so
+    hit = _one(scan_cassette_data(_cassette(item), where="c", secrets=[AZURE]))
+    assert hit.kind == "the key in use"
+    assert "content deltas joined" in hit.location
+
+
+def test_the_key_in_use_echoed_in_another_case_is_scrubbed() -> None:
+    item = _interaction(response_body={"string": f"echo {AZURE.upper()} and {AZURE}"})
+    scrubbed = scrub_interaction(item, secrets=[AZURE])
+    assert scrubbed["response"]["body"]["string"] == f"echo {PLACEHOLDER} and {PLACEHOLDER}"
+    assert scan_cassette_data(_cassette(scrubbed), where="c", secrets=[AZURE]) == []
 
 
 def test_hex_in_urls_hashes_boundaries_and_ids_is_no_hex_key() -> None:

@@ -152,3 +152,45 @@ def test_any_chunking_gives_the_same_events(name: str, data: st.DataObject) -> N
     body = openai_recorded_body() if name == "openai_recorded" else SYNTHETIC_BODIES[name]
     cuts = data.draw(st.lists(st.integers(min_value=0, max_value=len(body)), max_size=40), label="cuts")
     assert parse_chunked(body, cuts) == parse_whole(body)
+
+
+def _reframed(profile: str, root: Path, separator: str) -> None:
+    """The profile's bundled cassettes with every SSE line break written as ``separator``."""
+    target = root / profile
+    target.mkdir(parents=True)
+    for path in (Path(__file__).resolve().parents[1] / "cassettes" / profile).glob("*.yaml"):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for item in data["interactions"]:
+            body = item["response"]["body"]
+            if isinstance(body.get("string"), str) and "data:" in body["string"]:
+                body["string"] = body["string"].replace("\r\n", "\n").replace("\n", separator)
+        (target / path.name).write_text(yaml.safe_dump(data), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("adapter", "profile", "separator"),
+    [("openai", "openai-chat", "\r\n"), ("anthropic", "anthropic-messages", "\r")],
+    ids=["openai-CRLF", "anthropic-CR"],
+)
+def test_crlf_and_cr_framed_streams_replay_to_the_same_verdict(
+    tmp_path: Path, adapter: str, profile: str, separator: str
+) -> None:
+    """Both are valid SSE line breaks: the replay cuts events at them (profiles/base.split_sse_events) and the
+    reference adapters read them, on the stall and held-open variants of NT-04 too. (Issue 31 reported NT-04
+    failures with such framing; on this code none reproduces: this pins it.)"""
+    from helix_conformance.testing import run_conformance
+
+    _reframed(profile, tmp_path, separator)
+    report = run_conformance(
+        adapter,
+        clauses=["NT-04", "STR-01", "ERR-04"],
+        scenarios=["text_basic", "tool_call"],
+        cassette_dir=tmp_path,
+    )
+    failed = [
+        f"{r['scenario']}::{r['clause']}: {r['message']}"
+        for r in report["results"]
+        if r["outcome"] == "failed"
+    ]
+    assert not failed, failed
+    assert any(r["clause"] == "NT-04" and r["outcome"] == "passed" for r in report["results"])

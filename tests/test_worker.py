@@ -417,3 +417,42 @@ def test_one_worker_serves_every_run_and_a_dead_one_is_replaced() -> None:
     finally:
         worker.close()
     assert worker.process is None
+
+
+def _imports_of(path: Path) -> set[str]:
+    """The worker modules ``path`` imports, at module level or inside functions (not under TYPE_CHECKING)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(node)
+        for branch in ast.walk(tree)
+        if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
+        for statement in branch.body
+        for node in ast.walk(statement)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only or not isinstance(node, ast.ImportFrom) or node.level != 1:
+            continue
+        for alias in node.names:
+            found.add(node.module or alias.name)
+    return {name for name in found if (path.parent / f"{name}.py").exists()} - {path.stem}
+
+
+def test_the_worker_package_has_no_import_circle() -> None:
+    """Dependencies point one way inside worker/ (launch starts processes, client does not know launch)."""
+    folder = Path(guard.__file__).parent
+    graph = {path.stem: _imports_of(path) for path in folder.glob("*.py")}
+    done: set[str] = set()
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        assert module not in path, f"import circle: {' -> '.join((*path, module))}"
+        if module in done:
+            return
+        for imported in graph[module]:
+            visit(imported, (*path, module))
+        done.add(module)
+
+    for module in graph:
+        visit(module, ())

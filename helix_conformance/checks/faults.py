@@ -23,7 +23,7 @@ from ..replay.runner import ScenarioRun
 from ..replay.transport import STALL_EXPIRED
 from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, PRECONDITIONS, kinds_of
 from ..scenarios.model import AbortPlan, Scenario, Stream
-from .common import ToolCallIds, describe_result, error_message, provider_tool_call_ids, short
+from .common import ToolCallIds, describe_result, did_not_return, error_message, provider_tool_call_ids, short
 from .context import CheckContext
 from .registry import NotApplicable, fail
 
@@ -115,7 +115,7 @@ def _unusable(run: ScenarioRun, timeout: float) -> str | None:
     if run.setup_error:
         return run.setup_error
     if run.timed_out:
-        return f"generate_step did not return within {timeout} s"
+        return did_not_return(run, timeout)
     if run.raised is not None:
         return f"generate_step raised {type(run.raised).__name__}: {run.raised}"
     if not isinstance(run.result, STEP_RESULT_TYPES):

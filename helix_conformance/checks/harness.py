@@ -8,6 +8,7 @@ from typing import Any
 from ..replay.interactions import ReplayInteraction
 from ..replay.runner import ScenarioRun
 from ..replay.trace import SentRequest
+from .common import did_not_return
 from .context import CheckContext
 from .registry import check, fail
 
@@ -18,14 +19,15 @@ def every_request_matched(ctx: CheckContext) -> None:
     endpoint = ctx.sent()
     others = [f"{r.method} {r.url}" for r in run.trace.requests if not any(r is e for e in endpoint)]
     if run.unintercepted:
+        what, hint = reached_outside(run.unintercepted)
         fail(
             ctx,
-            "the adapter reached for the network outside httpx/httpx2, which the replay does not serve: "
-            f"{', '.join(run.unintercepted[:3])}",
-            expected="every request made with httpx or httpx2, and no other way out to the network",
+            f"{what}: {', '.join(run.unintercepted[:3])}",
+            expected="every request made with httpx or httpx2, and no other way out to the network"
+            + (" or to other processes" if hint is PROCESS_HINT else ""),
             actual=run.unintercepted + others,
             details=run.trace.describe(),
-            hint=UNINTERCEPTED_HINT,
+            hint=hint,
         )
     if others:
         fail(
@@ -147,6 +149,25 @@ def every_interaction_used(ctx: CheckContext) -> None:
         )
 
 
+def reached_outside(unintercepted: list[str]) -> tuple[str, str]:
+    """What the refusals the worker reported amount to, and the hint for it: processes, or the network."""
+    if any(word in u for u in unintercepted for word in PROCESS_WORDS):
+        return (
+            "the adapter tried to start, fork or signal a process, or to reach outside the replay",
+            PROCESS_HINT,
+        )
+    return "the adapter reached for the network outside httpx/httpx2, which the replay does not serve", (
+        UNINTERCEPTED_HINT
+    )
+
+
+PROCESS_WORDS = ("process", "fork", "signal", "C function")
+"""How the worker's guard words what is not the network (worker/guard.py)."""
+PROCESS_HINT = (
+    "A step runs in the adapter's own process and ends there: a child process would outlive the run and act "
+    "beyond the harness's view (the worker refuses os.fork, subprocess, exec, signals to other processes, and "
+    "ctypes lookups of the C functions that do the same). Do the work in the step, or outside the adapter."
+)
 UNINTERCEPTED_HINT = (
     "The replay answers only httpx and httpx2, the clients of the official SDKs; an HTTP client built on "
     "aiohttp, requests or urllib (or a raw socket) goes to the network, which is refused while a scenario "
@@ -241,8 +262,7 @@ def returned_within_the_timeout(ctx: CheckContext) -> None:
     if ctx.main.timed_out:
         fail(
             ctx,
-            f"generate_step did not return within {ctx.session.settings.timeout} s "
-            "(set --helix-timeout to change the limit)",
+            f"{did_not_return(ctx.main, ctx.session.settings.timeout)} (set --helix-timeout to change the limit)",
             details=ctx.main.trace.describe(),
         )
 

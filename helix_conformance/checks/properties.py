@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky
 
 from .context import CheckContext
 
@@ -85,6 +86,8 @@ def _search(
             test()
     except AssertionError:
         return reports[-1] if reports else "a counterexample was found but not reported"
+    except Flaky:  # the input failed, then passed when replayed: the first failure is the finding
+        return f"{reports[0]} (the same input did not fail again when replayed)" if reports else None
     return None
 
 

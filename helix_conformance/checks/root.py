@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 from ..profiles import KNOWN_PROFILES, get_profile
 from ..replay.runner import ScenarioRun
-from .common import error_message, sends_request, short
+from .common import did_not_return, error_message, sends_request, short
 from .context import ScenarioSession
-from .harness import NO_REQUEST_HINT, UNINTERCEPTED_HINT
+from .harness import NO_REQUEST_HINT, reached_outside
 
 JUDGED_WITHOUT_EXCHANGE = frozenset(
     {
@@ -98,12 +98,7 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
     if run.timed_out:
         return RootCause(
             hang_owner(session.scenario.tags),
-            f"generate_step did not return within {session.settings.timeout} s"
-            + (
-                f" (plus the {session.allowed_wait_s:g} s wait the contract allows here)"
-                if session.allowed_wait_s
-                else ""
-            ),
+            did_not_return(run, session.settings.timeout, session.allowed_wait_s),
             "no_result",
             run.trace.describe(),
         )
@@ -120,13 +115,13 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
     if not session.profile.replays or not sends_request(session.scenario, session.profile):
         return None
     if not run.trace.requests and run.unintercepted:
+        what, hint = reached_outside(run.unintercepted)
         return RootCause(
             "HARN-01",
-            "the adapter reached for the network outside httpx/httpx2, which the replay does not serve "
-            f"({run.unintercepted[0]}), so no response was served",
+            f"{what} ({run.unintercepted[0]}), so no response was served",
             "no_match",
             run.trace.describe(),
-            hint=UNINTERCEPTED_HINT,
+            hint=hint,
         )
     if not run.trace.requests:
         return RootCause(

@@ -195,8 +195,7 @@ def on_error_exactly_once_for_errors(ctx: CheckContext) -> None:
 
 @check("STR-07")
 def no_callback_after_return(ctx: CheckContext) -> None:
-    returned = ctx.main.trace.returned_at()
-    late = [e for e in ctx.main.trace.callbacks() if returned is not None and e.seq > returned]
+    late = ctx.main.trace.late_callbacks()
     if late:
         fail(
             ctx,
@@ -227,8 +226,9 @@ def coroutine_callbacks_are_awaited_in_turn(ctx: CheckContext) -> None:
         )
     for how, run in runs:
         events = [e for e in run.trace.events if e.kind in ("callback", "callback_done", "returned")]
+        returned = next((i for i, e in enumerate(events) if e.kind == "returned"), len(events) - 1)
         open_call: TraceEvent | None = None
-        for event in events:
+        for event in events[: returned + 1]:  # a callback made after the return is STR-07's
             if event.kind == "callback_done":
                 open_call = None
             elif open_call is not None:

@@ -36,9 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("scenario", nargs="?", help="a scenario id (helix-conformance list scenarios)")
     parser.add_argument("--cassette", type=Path, help="replay this cassette file instead of a scenario")
-    parser.add_argument(
-        "--timeout", type=float, default=10.0, help="seconds the adapter may take (default 10)"
-    )
+    parser.add_argument("--timeout", default="10", help="seconds the adapter may take (default 10)")
     parser.add_argument("--no-judge", action="store_true", help="do not run the scenario's clause checks")
     parser.add_argument(
         "--cuts",
@@ -65,6 +63,12 @@ def run(args: argparse.Namespace) -> int:
     if (args.scenario is None) == (args.cassette is None):
         raise UsageFailure("give either a scenario id or --cassette PATH (one of them)")
     from ..reporting.safety import protect_env
+    from ..settings import parse_timeout
+
+    try:
+        args.timeout = parse_timeout(str(args.timeout))
+    except ValueError as exc:
+        raise UsageFailure(f"--timeout: {exc}") from None
 
     plan = None if args.cassette is not None else _plan(args)
     opened, isolation = _isolation(args.adapter, args.in_process)

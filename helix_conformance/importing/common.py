@@ -6,11 +6,9 @@ block of kind ``recorded``), keeping every response byte the provider sent and s
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import re
-import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -18,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..content_encoding import ContentEncodingError, decode_content
 from ..recording.scrub import SCRUBBED_HEADERS, scrub_uri
 from ..replay.cassette import dump_cassette
 from ..scenarios.recorded import output_name
@@ -89,18 +88,11 @@ def header_dict(raw: Any, path: Path, where: str, *, response: bool) -> dict[str
 
 
 def decode_body(raw: bytes, encoding: str, path: Path, where: str) -> str:
-    """Response bytes as text: gunzipped/inflated when compressed (raw vcrpy keeps the wire encoding)."""
-    data = raw
-    if "gzip" in encoding or raw[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise fail(path, f"{where}: body is not valid gzip ({exc})") from None
-    elif "deflate" in encoding:
-        try:
-            data = zlib.decompress(raw)
-        except zlib.error as exc:
-            raise fail(path, f"{where}: body is not valid deflate data ({exc})") from None
+    """Response bytes as text: decoded by their content-encoding (raw vcrpy keeps the wire encoding)."""
+    try:
+        data = decode_content(raw, encoding)
+    except ContentEncodingError as exc:
+        raise fail(path, f"{where}: the response {exc}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

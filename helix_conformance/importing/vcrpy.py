@@ -8,6 +8,7 @@ them; secrets in headers and query strings are dropped.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,42 @@ def load_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def parsed_json(value: Any, path: Path, where: str) -> str:
+    """A pydantic-ai ``parsed_body`` as the JSON text its deserializer makes (``json.dumps``), refused when
+    the YAML value is not JSON: a date, bytes, NaN, a key that is not a string. ``json.dumps`` would write
+    some of those (NaN, a number key) silently, giving the cassette a body no provider sent."""
+    problem = _not_json(value)
+    if problem is None:
+        try:
+            return json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            problem = str(exc)
+    raise fail(
+        path, f"{where}: parsed_body is not JSON ({problem}); pydantic-ai stores a parsed JSON body there"
+    )
+
+
+def _not_json(value: Any) -> str | None:
+    stack = [(value, "parsed_body")]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    return f"{at} has the key {key!r}, a {type(key).__name__}"
+                stack.append((inner, f"{at}.{key}"))
+        elif isinstance(item, list):
+            stack.extend((inner, f"{at}[{i}]") for i, inner in enumerate(item))
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f"{at} is {item!r}"
+        elif item is not None and not isinstance(item, (str, int, float, bool)):
+            return f"{at} is a {type(item).__name__}"
+    return None
+
+
 def _body_text(body: Any, parsed: Any, has_parsed: bool, encoding: str, path: Path, where: str) -> str:
     if has_parsed:  # pydantic-ai: the JSON body as a YAML mapping; json.dumps is what its deserializer does
-        return json.dumps(parsed)
+        return parsed_json(parsed, path, f"{where} response")
     if isinstance(body, dict):
         body = body.get("string", "")
     if body is None:
@@ -48,7 +82,7 @@ def _body_text(body: Any, parsed: Any, has_parsed: bool, encoding: str, path: Pa
 
 def _request_body(request: dict[str, Any], path: Path, where: str) -> str | None:
     if "parsed_body" in request:
-        return json.dumps(request["parsed_body"])
+        return parsed_json(request["parsed_body"], path, f"{where} request")
     body = request.get("body")
     if isinstance(body, dict):
         body = body.get("string")

@@ -4,11 +4,14 @@
 each provider uses on the wire (OpenAI ``data:`` + ``[DONE]``, Anthropic ``event:``/``data:``, Gemini
 ``\\r\\n\\r\\n``) and say so in the provenance. ``*.sse`` is raw SSE, kept verbatim. ``*.json`` is a bare
 response or error body without its HTTP status, which must be given (or is read from a Google error body).
+What a file holds is read from its content, not its name alone: a ``.chunks.txt`` that holds framed SSE is
+kept verbatim as SSE. JSON nested too deeply to parse is refused in one line.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -81,16 +84,28 @@ def _stream(path: Path, body: str, model: str, profile_name: str, notes: list[st
     return Imported(FORMAT, [item], notes, model=None if model == "unknown" else model)
 
 
+_SSE_FIELD = re.compile(r"^(data|event|id|retry):")
+
+
+def _parse(path: Path, text: str, what: str) -> Any:
+    """JSON, or an ImportFailure: invalid, or nested deeper than Python's parser goes."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise fail(path, f"{what} is not JSON ({exc.msg}): {text[:60]!r}") from None
+    except RecursionError:
+        raise fail(path, f"{what} is JSON nested too deeply to read") from None
+
+
 def _chunks(path: Path, text: str, profile: str | None) -> Imported:
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise fail(path, "is empty: a .chunks.txt fixture holds one JSON payload per line")
-    payloads = []
-    for number, line in enumerate(lines, 1):
-        try:
-            payloads.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise fail(path, f"line {number} is not JSON ({exc.msg}): {line[:60]!r}") from None
+    if _SSE_FIELD.match(lines[0]):  # framed already: the content says SSE, whatever the name
+        imported = _sse(path, text, profile)
+        imported.notes.insert(0, "the .chunks.txt fixture holds framed server-sent events: kept verbatim")
+        return imported
+    payloads = [_parse(path, line, f"line {number}") for number, line in enumerate(lines, 1)]
     profile = profile or detect_profile(payloads[0], path)
     body, framing = _frame(profile, lines, payloads)
     notes = [f"Vercel stores one payload per line without SSE framing; {framing} (as the provider frames it)"]
@@ -102,10 +117,7 @@ def _sse(path: Path, text: str, profile: str | None) -> Imported:
     first = next((ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")), None)
     if first is None:
         raise fail(path, "has no 'data:' line: not a server-sent event stream")
-    try:
-        payload = json.loads(first)
-    except ValueError:
-        raise fail(path, f"first data line is not JSON: {first[:60]!r}") from None
+    payload = _parse(path, first, "the first data line")
     profile = profile or detect_profile(payload, path)
     return _stream(path, text, _model(payload) if isinstance(payload, dict) else "unknown", profile, [])
 
@@ -115,6 +127,8 @@ def _json(path: Path, text: str, profile: str | None, status: int | None) -> Imp
         body = json.loads(text)
     except json.JSONDecodeError as exc:
         raise fail(path, f"is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise fail(path, "is JSON nested too deeply to read") from None
     error = body.get("error") if isinstance(body, dict) else None
     how = "supplied at import (--status)"
     if status is None and isinstance(error, dict) and isinstance(error.get("code"), int):

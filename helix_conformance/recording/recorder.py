@@ -166,7 +166,7 @@ def record_scenario(
     provenance = _provenance(scenario, spec, profile, settings, summaries)
     provenance["observed"] = replace_secrets(observed, secrets)  # a key a provider echoes ends up in text
     data = {"provenance": provenance, "interactions": interactions, "version": 1}
-    hits = scan_cassette_data(data, where=str(path))
+    hits = scan_cassette_data(data, where=str(path), secrets=secrets)  # the key in use, in any form left
     if hits:
         found = "; ".join(f"{hit.location}: {hit.kind} ({hit.excerpt})" for hit in hits)
         return RecordOutcome(scenario.id, "refused", f"not written, the secret scan found: {found}", path)

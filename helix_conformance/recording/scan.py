@@ -44,7 +44,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,27 +53,13 @@ from urllib.parse import unquote
 from .._yaml import YamlRefused, read_yaml_file
 from ..replay.cassette import CassetteError
 from .encodings import base64_media, base64_text
-from .scrub import ACCOUNT_HEADERS, CREDENTIAL_HEADERS, SECRET_BODY_FIELDS, SECRET_QUERY_KEYS, is_placeholder
+from .keys import KEY_PATTERNS, find_keys, identifier, is_placeholder
+from .scrub import ACCOUNT_HEADERS, CREDENTIAL_HEADERS, SECRET_BODY_FIELDS, SECRET_QUERY_KEYS
 
 SEPARATOR = " › "
 
-PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    ("anthropic key", re.compile(r"(?<![\w-])sk-ant-[A-Za-z0-9_-]{20,}")),
-    ("openrouter key", re.compile(r"(?<![\w-])sk-or-v1-[0-9a-f]{32,}")),
-    ("openai key", re.compile(r"(?<![\w-])sk-(?!ant-|or-)[A-Za-z0-9_-]{20,}")),
-    ("google api key", re.compile(r"AIza[0-9A-Za-z_-]{35}")),
-    ("google oauth token", re.compile(r"(?<![\w-])ya29\.[0-9A-Za-z_-]{20,}")),
-    ("groq key", re.compile(r"(?<![\w-])gsk_[A-Za-z0-9]{40,}")),
-    ("huggingface token", re.compile(r"(?<![\w-])hf_[A-Za-z0-9]{30,}")),
-    ("AWS access key", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])")),
-    ("github token", re.compile(r"(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})")),
-    ("slack token", re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("JWT", re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("bearer token", re.compile(r"\bbearer\s+([A-Za-z0-9._~+/-]{7,}[A-Za-z0-9_~+/-]=*)", re.IGNORECASE)),
-    ("credentials in URL", re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:([^/\s@]+)@")),
-)
-"""(kind, pattern), most specific first; the first group, where there is one, is the secret."""
+PATTERNS = KEY_PATTERNS
+"""The key patterns (keys.py), shared with the recorder's scrubber."""
 
 MAX_JSON_DEPTH = 64
 """JSON nested deeper is scanned as plain text (no provider nests anywhere near that)."""
@@ -110,11 +96,8 @@ STREAM_TEXT_FIELDS = frozenset(
      "refusal", "args"}
 )  # fmt: skip
 """String fields whose pieces, over a stream's events, concatenate into one text (deltas)."""
-_HEX_KEY = re.compile(r"(?<![\w-])(?:[0-9a-f]{32}|[0-9A-F]{32})(?![\w-])")
-_KEY_WORD_BEFORE = re.compile(r"(?:key|secret|token|password|credential)s?[\"']?\W{0,4}$", re.IGNORECASE)
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>\\]+", re.IGNORECASE)
-_ID_FIELDS = frozenset({"id", "cf-ray", "system_fingerprint", "etag", "report-to", "nel"})
 
 _HEADER_KINDS = dict.fromkeys(CREDENTIAL_HEADERS, "unscrubbed credential header") | dict.fromkeys(
     ACCOUNT_HEADERS, "unscrubbed account header"
@@ -204,7 +187,7 @@ def _waived(key: str | None, parent: Mapping[str, Any] | None) -> bool:
     """Whether the field ``key`` (in ``parent``) holds a provider-issued blob or id: no entropy check."""
     if key is None:
         return False
-    if key in _ID_FIELDS or key.endswith(("_id", "Id", "-id")):
+    if identifier(key):
         return True
     if key in OPAQUE_FIELDS or key.startswith("encrypted") or key in MEDIA_FIELDS:
         return True
@@ -216,8 +199,10 @@ def _waived(key: str | None, parent: Mapping[str, Any] | None) -> bool:
 class _Scanner:
     """Walks a loaded cassette; ``loc`` is the location so far, ``path`` the JSON path inside its last part."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, secrets: Sequence[str] = ()) -> None:
         self.where = where
+        self.secrets = tuple(secrets)
+        """The keys in use (the recorder's): found in any form the scan reads (keys.find_keys)."""
         self.hits: list[SecretHit] = []
         self.found: set[str] = set()
         """Every secret value reported: a second way of finding one (joined, decoded) is not a second hit."""
@@ -336,9 +321,19 @@ class _Scanner:
                 why = "a key-carrying query parameter holds a value, not a placeholder"
                 self.hit(loc, f"secret query parameter {name!r}", secret, why)
 
-    def text(self, text: str, loc: tuple[str, ...], *, entropy: bool = True, derived: str = "") -> None:
+    def text(
+        self,
+        text: str,
+        loc: tuple[str, ...],
+        *,
+        entropy: bool = True,
+        derived: str = "",
+        hex_keys: bool | None = None,
+    ) -> None:
         """Every rule over one string. ``derived`` (how the text was obtained: joined, decoded) reports only
-        what was not found already, and says how it was found."""
+        what was not found already, and says how it was found. ``hex_keys`` (default: as ``entropy``) reads
+        32-hex values as keys: decoded text is read so too (an Azure key percent- or base64-encoded)."""
+        hex_keys = entropy if hex_keys is None else hex_keys
         spans: list[tuple[int, int]] = []
 
         def claim(start: int, end: int) -> bool:
@@ -352,23 +347,12 @@ class _Scanner:
                 return
             self.hit(loc, kind, secret, f"{why}; {derived}" if derived else why)
 
-        for kind, pattern in PATTERNS:
-            for match in pattern.finditer(text):
-                group = 1 if pattern.groups else 0
-                secret = match.group(group)
-                if pattern.groups and (is_placeholder(secret) or not _token_like(secret)):
-                    continue
-                if claim(*match.span(group)):
-                    report(kind, secret, f"matches the {kind} pattern")
+        for key in find_keys(text, hex_keys=hex_keys, known=self.secrets):  # the table the scrubber shares
+            if claim(key.start, key.end):
+                report(key.kind, key.secret, key.why)
         for match in _FORM_FIELD.finditer(text):
             if not is_placeholder(match.group(1)) and claim(*match.span(1)):
                 report("secret field", match.group(1), "a form field named like a credential holds a value")
-        if entropy:
-            for match in _HEX_KEY.finditer(text):
-                token = match.group()
-                if _hex_key_like(token, text, match.start()) and claim(*match.span()):
-                    why = "32 hex characters as a whole value or after 'key': the form of an Azure OpenAI key"
-                    report("hex key", token, why)
         for match in _TOKEN.finditer(text):
             token = match.group()
             if text[max(0, match.start() - 7) : match.start()] == "base64," or base64_media(token):
@@ -377,7 +361,7 @@ class _Scanner:
             if decoded is not None:  # encoded text, not key material: what it says is scanned instead
                 if not derived:
                     before = len(self.hits)
-                    self.text(decoded, loc, entropy=False, derived="base64-encoded")
+                    self.text(decoded, loc, entropy=False, derived="base64-encoded", hex_keys=True)
                     if len(self.hits) > before:
                         claim(*match.span())
                 continue
@@ -396,7 +380,7 @@ class _Scanner:
         if _PERCENT.search(text) and not derived:
             plain = unquote(unquote(text))
             if plain != text:
-                self.text(plain, loc, entropy=False, derived="percent-encoded")
+                self.text(plain, loc, entropy=False, derived="percent-encoded", hex_keys=True)
 
 
 def _in_url_path_or_id(text: str, start: int) -> bool:
@@ -433,16 +417,6 @@ def _stream_pieces(payload: str) -> Iterator[tuple[str, str]]:
             stack.extend(reversed([(key, v) for v in value]))
 
 
-def _hex_key_like(token: str, text: str, start: int) -> bool:
-    """A 32-hex token at ``start`` of ``text`` reads as a key, not a hash, id or URL part: digits and letters
-    mixed, and either the whole value (a header, a field) or right after a word like ``key``."""
-    if not (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)):
-        return False
-    if text.strip() == token:
-        return True
-    return _KEY_WORD_BEFORE.search(text[max(0, start - 24) : start]) is not None
-
-
 def _too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether ``value`` nests lists and dicts more than ``limit`` deep (iterative: it may be very deep)."""
     stack = [(value, 1)]
@@ -455,11 +429,6 @@ def _too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
                     return True
                 stack.append((child, depth + 1))
     return False
-
-
-def _token_like(secret: str) -> bool:
-    """A bearer token or URL password, not a word: ``Bearer authentication`` is prose."""
-    return any(c.isdigit() for c in secret) or len(secret) >= 24
 
 
 def _join(path: str, key: str) -> str:
@@ -481,9 +450,12 @@ def _decoded(raw: bytes) -> tuple[str, bool]:
         return raw.decode("latin-1"), True
 
 
-def scan_cassette_data(data: Mapping[str, Any], *, where: str) -> list[SecretHit]:
-    """Every secret in a loaded cassette (vcrpy YAML as a dict), in document order."""
-    scanner = _Scanner(where)
+def scan_cassette_data(
+    data: Mapping[str, Any], *, where: str, secrets: Sequence[str] = ()
+) -> list[SecretHit]:
+    """Every secret in a loaded cassette (vcrpy YAML as a dict), in document order; ``secrets`` are the keys
+    in use (the recorder's), found in any form the scrubber may have left."""
+    scanner = _Scanner(where, secrets)
     scanner.walk(data, (), "", None, False)
     return scanner.hits
 

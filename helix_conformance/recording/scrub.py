@@ -13,10 +13,12 @@ field itself so the cassette still shows that it was sent:
   (``client_secret=...``): none of the three LLM APIs puts a key in a body, but Vertex credentials make the
   Google client record its OAuth token exchange (``oauth2.googleapis.com/token``), whose request and response
   carry refresh and access tokens;
-* every occurrence of each of ``secrets`` (the key values in use, given by the recorder) anywhere (URI,
-  header values, request and response bodies): literal, percent-encoded (any of its characters, up to all of
-  them) and base64-encoded (standard or URL-safe, at any alignment inside a longer base64 run). This is what
-  catches a key a provider echoes back in an error message, or an adapter smuggles into an id.
+* every occurrence of each of ``secrets`` anywhere (URI, header values, request and response bodies):
+  literal, percent-encoded (any of its characters, up to all of them) and base64-encoded (standard or
+  URL-safe, at any alignment inside a longer base64 run). This is what catches a key a provider echoes back
+  in an error message, or an adapter smuggles into an id. The recorder passes the key in use and every key
+  the secret scan finds by the shared table of key patterns (``keys.py``, ``scan.keys_in``): what the scan
+  would report as a key is what is scrubbed.
 """
 
 from __future__ import annotations
@@ -74,17 +76,6 @@ SECRET_BODY_FIELDS = frozenset(
 MIN_SECRET_LENGTH = 8
 """Shorter ``secrets`` are not replaced: a value like ``test`` would be cut out of every body, and is no
 secret worth the damage (the header carrying it is scrubbed by name anyway)."""
-
-_PLACEHOLDER_RE = re.compile(
-    r"(?:bearer\s+)?[<\[({*]*(?:scrubbed|redacted|filtered|removed|hidden|masked|dummy|placeholder)[>\])}*]*"
-    r"|\**|x{3,}",
-    re.IGNORECASE,
-)
-
-
-def is_placeholder(value: str) -> bool:
-    """True for an empty value or one that plainly stands in for a secret (``<scrubbed>``, ``REDACTED``...)."""
-    return _PLACEHOLDER_RE.fullmatch(value.strip()) is not None
 
 
 def _alternation(names: Iterable[str]) -> str:
@@ -163,16 +154,20 @@ def _char_pattern(char: str) -> str:
 
 
 def _secret_patterns(secrets: Iterable[str]) -> list[tuple[re.Pattern[str], re.Pattern[bytes]]]:
-    """One pattern per secret matching its literal and percent-encoded forms (each character either way),
-    and one per base64 form; longest first, so a key that contains another is replaced whole."""
-    sources: dict[str, None] = {}
+    """One pattern per secret matching its literal and percent-encoded forms (each character either way, in
+    any case, as the scan looks for a key in use: keys.find_keys), and one per base64 form (exact: base64 is
+    case-sensitive); longest first, so a key that contains another is replaced whole."""
+    sources: dict[str, int] = {}
     for secret in sorted(set(secrets), key=len, reverse=True):
         if len(secret) < MIN_SECRET_LENGTH:
             continue
-        sources["".join(_char_pattern(c) for c in secret)] = None
+        sources["".join(_char_pattern(c) for c in secret)] = re.IGNORECASE
         for form in _base64_forms(secret):
-            sources[re.escape(form)] = None
-    return [(re.compile(source), re.compile(source.encode("utf-8"))) for source in sources]
+            sources.setdefault(re.escape(form), 0)
+    return [
+        (re.compile(source, flags), re.compile(source.encode("utf-8"), flags))
+        for source, flags in sources.items()
+    ]
 
 
 def _scrub_body(body: Any) -> Any:

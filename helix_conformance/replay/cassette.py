@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from .._yaml import YamlRefused, read_yaml_file
+from ..content_encoding import ContentEncodingError, decode_content
 
 PROVENANCE_KINDS = ("authored", "recorded")
 
@@ -92,13 +93,20 @@ def load_cassette(path: Path) -> Cassette:
                     f"{where}: response headers must be a mapping of name to values, got "
                     f"{type(headers).__name__}"
                 )
+            flat = {str(k).lower(): _first(v) for k, v in headers.items()}
+            try:  # served without its encoding: decoded here, as a client would (content_encoding.py)
+                body = decode_content(
+                    _body_bytes(response.get("body"), where), flat.get("content-encoding", "")
+                )
+            except ContentEncodingError as exc:
+                raise CassetteError(f"{where}: the response {exc}") from None
             interactions.append(
                 Interaction(
                     method=str(request["method"]).upper(),
                     uri=str(request["uri"]),
                     status=status,
-                    headers={str(k).lower(): _first(v) for k, v in headers.items()},
-                    body=_body_bytes(response.get("body"), where),
+                    headers=flat,
+                    body=body,
                     request_body=request.get("body"),
                 )
             )

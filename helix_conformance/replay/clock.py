@@ -52,7 +52,8 @@ _TEST_RUNNER_PACKAGES = ("/execnet/", "/xdist/")
 they wait on their pipe, whatever their innermost frame (``--helix-in-process`` under ``-n``)."""
 
 
-def _thread_is_idle(frame: Any) -> bool:
+def thread_is_idle(frame: Any) -> bool:
+    """Whether a thread whose innermost frame is ``frame`` waits for someone else (``_IDLE_FRAMES``)."""
     if frame is None:
         return True
     name = frame.f_code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
@@ -202,7 +203,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             return False
         frames = sys._current_frames()
         asking = self._owner if besides is None else besides
-        return all(_thread_is_idle(frame) for ident, frame in frames.items() if ident != asking)
+        return all(thread_is_idle(frame) for ident, frame in frames.items() if ident != asking)
 
     def sleep_on_loop_thread(self, seconds: float) -> bool:
         """``time.sleep`` on this loop's thread: done here (True), skipped from the moment the loop may skip;

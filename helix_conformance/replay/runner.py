@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import copy
 import inspect
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from ..contract import AbortController, AdapterContext, AdapterSpec, LLMGenerate
 from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
 from .callbacks import CallbackMode, recording_callbacks
-from .clock import VirtualTimeLoop, run_virtual
+from .clock import VirtualTimeLoop, run_virtual, thread_is_idle
 from .delivery import DeliveryPlan, EventPlan
 from .hidden_keys import provider_keys_hidden
 from .interactions import ReplayInteraction
@@ -111,6 +112,9 @@ class ScenarioRun:
     """Wall seconds the loop really waited on a timer because a thread or socket of the adapter's was busy
     (a ``time.sleep`` in a worker thread): what virtual time could not skip (replay/clock.py)."""
     interactions: list[ReplayInteraction] = field(default_factory=list)
+    hang_note: str = ""
+    """For a run that timed out in a worker: what the adapter's processes looked like when the harness gave
+    up on them (memory held, a stopped process), said with HARN-03 (worker/keeper.py)."""
 
     @property
     def result(self) -> Any:
@@ -254,12 +258,18 @@ def _execute(
 
     def drive() -> None:
         step = _drive(run, scenario, spec, context, controller)
-        if (
-            block_network and options.virtual_time
-        ):  # replay: nothing real to wait for, timers are skipped (virtual time)
-            run_virtual(step, on_loop)
-        else:  # recording: the provider is real, so is time
-            asyncio.run(step)
+        try:
+            if (
+                block_network and options.virtual_time
+            ):  # replay: nothing real to wait for, timers are skipped (virtual time)
+                run_virtual(step, on_loop)
+            else:  # recording: the provider is real, so is time
+                asyncio.run(step)
+        except BaseException as exc:  # raised in a loop callback (call_soon, a timer): it stopped the loop
+            if not isinstance(exc, asyncio.CancelledError) and (
+                run.raised is None or isinstance(run.raised, asyncio.CancelledError)
+            ):
+                run.raised = exc  # the cause, not the cancellation the loop's teardown gave the step
 
     with intercept(server, block_network=block_network):
         worker = threading.Thread(
@@ -292,6 +302,7 @@ async def _drive(
         run.setup_error = f"the adapter factory raised {type(exc).__name__}: {exc}"
         return
     before = asyncio.all_tasks()
+    threads_before = set(threading.enumerate())
     loop = asyncio.get_running_loop()
     limit_at = loop.time() + options.limit_s
     for _ in range(options.steps):
@@ -343,8 +354,9 @@ async def _drive(
     for _ in range(POST_RETURN_LOOP_TURNS):
         await asyncio.sleep(0)
     started_since = [t for t in asyncio.all_tasks() - before if t is not current and not t.done()]
-    if leftover or started_since or not _idle(asyncio.get_running_loop()):
-        await _let_late_work_run(started_since, options.late_wait_s)
+    threads = _busy_threads(threads_before)
+    if leftover or started_since or threads or not _idle(asyncio.get_running_loop()):
+        await _let_late_work_run(started_since, options.late_wait_s, threads)
     for task in leftover:
         task.cancel()
     with contextlib.suppress(BaseException):
@@ -357,12 +369,30 @@ def _past_limit(loop: asyncio.AbstractEventLoop, limit_at: float) -> bool:
     return isinstance(loop, VirtualTimeLoop) and loop.time() > limit_at
 
 
-async def _let_late_work_run(tasks: list[asyncio.Task[Any]], limit: float) -> None:
-    """Let leftover tasks finish, and timers due within ``limit`` fire, so what they call lands in the trace."""
+def _busy_threads(before: set[threading.Thread]) -> list[threading.Thread]:
+    """Threads the adapter started during the step that still work after it returned: one may yet call a
+    callback (STR-07)."""
+    frames = sys._current_frames()
+    return [
+        t
+        for t in threading.enumerate()
+        if t not in before and t.is_alive() and not thread_is_idle(frames.get(t.ident or 0))
+    ]
+
+
+async def _let_late_work_run(
+    tasks: list[asyncio.Task[Any]], limit: float, threads: list[threading.Thread] | None = None
+) -> None:
+    """Let leftover tasks and threads finish, and timers due within ``limit`` fire, so what they call lands
+    in the trace. Threads are real: they are waited for in real time (the loop has nothing left to do)."""
     loop = asyncio.get_running_loop()
     end = loop.time() + limit
     if tasks and limit > POST_RETURN_WAIT_S:
         await asyncio.wait(tasks, timeout=limit)
+    if threads and limit > POST_RETURN_WAIT_S:
+        until = time.monotonic() + limit
+        for thread in threads:
+            thread.join(max(0.0, until - time.monotonic()))
     due = [h.when() for h in getattr(loop, "_scheduled", ()) if not h.cancelled() and h.when() <= end]
     if due:
         await asyncio.sleep(max(0.0, max(due) - loop.time()) + POST_RETURN_WAIT_S)

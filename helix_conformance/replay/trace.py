@@ -106,7 +106,16 @@ class Trace:
         return [e for e in self.events if e.kind == kind and (name is None or e.name == name)]
 
     def callbacks(self, name: str | None = None) -> list[TraceEvent]:
-        return self.of("callback", name)
+        """The callbacks made while the step ran. One made after it returned (by a task or thread the adapter
+        left) is STR-07's alone (``late_callbacks``): no other clause counts it."""
+        returned = self.of("returned")
+        end = returned[-1].seq if returned else None
+        return [e for e in self.of("callback", name) if end is None or e.seq < end]
+
+    def late_callbacks(self) -> list[TraceEvent]:
+        """The callbacks made after generate_step returned (STR-07)."""
+        returned = self.returned_at()
+        return [] if returned is None else [e for e in self.of("callback") if e.seq > returned]
 
     def returned_at(self) -> int | None:
         returned = self.of("returned")

@@ -25,8 +25,9 @@ _remembered: dict[str, str] = {}
 """Values seen by ``protect_env`` (value -> variable): replay hides the variables from the environment while
 adapters run (``replay.hidden_keys``), which is when failure texts are made."""
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-"""C0 (but newline and tab), DEL, C1, and the bidirectional overrides that reorder what a reader sees."""
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""C0 (but newline and tab), DEL, C1, the bidirectional overrides that reorder what a reader sees, and lone
+surrogates (a name decoded with ``surrogateescape``), which no UTF-8 file or terminal can hold."""
 
 
 def protect_env(name: str | None = None) -> None:

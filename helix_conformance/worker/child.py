@@ -14,11 +14,21 @@ import pickle
 import platform
 import signal
 import sys
+import threading
 import traceback
 from typing import Any
 
 from . import guard
-from .protocol import PROTOCOL_VERSION, ChannelClosed, FrameReader, encode_answer, header, write_all
+from .protocol import (
+    EXIT_CHANNEL_LOST,
+    PROTOCOL_VERSION,
+    ChannelClosed,
+    ChannelTampered,
+    RequestReader,
+    encode_answer,
+    header,
+    write_all,
+)
 
 
 def _die_with_parent() -> None:
@@ -36,9 +46,27 @@ class Worker:
     def __init__(self, out_fd: int) -> None:
         self.out_fd = out_fd
         self.spec: Any = None
+        self.lock = threading.Lock()  # the request reader's thread answers too (received, tampered)
 
     def send(self, message: dict[str, Any]) -> None:
-        write_all(self.out_fd, encode_answer(message))
+        data = encode_answer(message)
+        with self.lock:
+            write_all(self.out_fd, data)
+
+    def received(self, message: dict[str, Any]) -> None:
+        """A run's frame arrived whole: the parent can now tell a run that never arrived (taken off the
+        channel) from one that hangs."""
+        if message.get("type") == "run":
+            self._send_or_leave(header("received", id=message.get("id"), seq=message.get("seq")))
+
+    def tampered(self, what: str) -> None:
+        self._send_or_leave(header("tampered", what=what))
+
+    def _send_or_leave(self, message: dict[str, Any]) -> None:
+        try:
+            self.send(message)
+        except OSError:
+            os._exit(EXIT_CHANNEL_LOST)
 
     def hello(self, message: dict[str, Any]) -> None:
         if message.get("v") != PROTOCOL_VERSION:
@@ -126,8 +154,8 @@ def main(argv: list[str]) -> None:
         os._exit(2)
     _die_with_parent()
     logging.getLogger().addHandler(logging.NullHandler())  # no lastResort prints of the adapter's logs
-    requests = FrameReader(int(fds[0]))
     worker = Worker(int(fds[1]))
+    requests = RequestReader(int(fds[0]), worker.received, worker.tampered).start()
     # The official SDKs put platform.processor() in their headers: on Linux it runs `uname -p` once, then
     # caches it. Computed before the guard is armed, it is not a refused process in every first run.
     platform.uname().processor  # noqa: B018
@@ -135,11 +163,10 @@ def main(argv: list[str]) -> None:
     queue: list[tuple[dict[str, Any], bytes]] = []
     try:
         while True:
-            requests.poll()
-            queue.extend(requests.frames())
-            if not queue:
-                requests.wait()
-                continue
+            frame = requests.next(block=not queue)
+            while frame is not None:
+                queue.append(frame)
+                frame = requests.next(block=False)
             # Runs the parent waits for ("urgent") go before the ones it sent ahead (worker/pool.py).
             index = next((i for i, (m, _) in enumerate(queue) if m.get("urgent")), 0)
             message, payload = queue.pop(index)
@@ -153,7 +180,11 @@ def main(argv: list[str]) -> None:
             else:
                 worker.send(header("error", kind="unexpected", message=f"unexpected {kind!r}"))
     except ChannelClosed:
-        pass
+        pass  # the parent ended the session
+    except ChannelTampered:
+        os._exit(EXIT_CHANNEL_LOST)  # the parent was told (the reader's ``tampered``) and replaces us
+    except OSError:
+        os._exit(EXIT_CHANNEL_LOST)  # the answer channel is gone (closed inside the worker): nothing to tell
     except BaseException:
         traceback.print_exc()
         os._exit(1)

@@ -11,6 +11,7 @@ import contextlib
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -25,9 +26,20 @@ from ..replay.interactions import ReplayInteraction
 from ..replay.runner import THREAD_GRACE_S, RunOptions, ScenarioRun
 from ..replay.trace import Trace
 from ..scenarios.model import Scenario
+from .keeper import KeeperLink, describe_memory, vitals
 from .payload import dumps
-from .protocol import ChannelClosed, ChannelTimeout, LineReader, ProtocolError, header, send_frame
+from .protocol import (
+    EXIT_CHANNEL_LOST,
+    ChannelClosed,
+    ChannelTimeout,
+    LineReader,
+    ProtocolError,
+    encode_frame,
+    header,
+    write_all,
+)
 from .runs import decode_run
+from .sandbox import memory_limit
 from .snapshot import SnapshotError
 
 WORKER_GRACE_S = 3.0
@@ -40,6 +52,12 @@ HASH_SEED = os.environ.get("PYTHONHASHSEED") or str(random.randrange(1, 2**32 - 
 (STR-10, RES-12) may come from different workers (worker/pool.py), and set order follows the seed."""
 PIPE_BYTES = 1 << 20
 """Pipe capacity asked for each channel (the unprivileged maximum on Linux by default)."""
+KEEPER_HELLO_S = 5.0
+"""The keeper says how the worker is confined before the worker starts: by ``ready`` it has, or it is stuck."""
+KEEPER_GRACE_S = 0.5
+"""How long the keeper gets to end the worker and what it started before it is killed itself."""
+MEMORY_WORTH_SAYING = 1 << 30
+"""A process that ended having used this much memory (or half its limit) is said to have: maybe why it ended."""
 
 
 class AdapterProcessEnded(Exception):
@@ -48,6 +66,10 @@ class AdapterProcessEnded(Exception):
 
 class AdapterProcessGarbled(Exception):
     """The adapter's process answered something that is not a run result: judged on NT-01."""
+
+
+class AdapterChannelTampered(AdapterProcessGarbled):
+    """Something in the adapter's process read or wrote the harness's request channel: judged on NT-01."""
 
 
 class WorkerStartError(Exception):
@@ -100,14 +122,24 @@ def _runs_in_the_worker(context: AdapterContext) -> LLMAdapter:
     raise RuntimeError("helix-conformance: this adapter is built in its worker process, not in pytest's")
 
 
-def describe_exit(code: int | None) -> str:
+def describe_exit(code: int | None, ended: dict[str, Any] | None = None) -> str:
+    """How the worker ended, with its peak memory when that may be why (the keeper measured it)."""
     if code is None:
-        return "it closed its channel to the harness and was killed"
-    if code < 0:
+        words = "it closed its channel to the harness and was killed"
+    elif code < 0:
+        words = f"killed by signal {-code}"
         with contextlib.suppress(ValueError):
-            return f"killed by signal {signal.Signals(-code).name}"
-        return f"killed by signal {-code}"
-    return f"exit status {code}"
+            words = f"killed by signal {signal.Signals(-code).name}"
+    elif code == EXIT_CHANNEL_LOST:
+        words = f"exit status {code}: its channel to the harness was closed or broken from inside it"
+    else:
+        words = f"exit status {code}"
+    peak = int((ended or {}).get("max_rss_kb") or 0)
+    limit = memory_limit()
+    if peak * 1024 >= min(MEMORY_WORTH_SAYING, (limit or MEMORY_WORTH_SAYING) // 2):
+        of_limit = f" of the {describe_memory(limit // 1024)} it may use" if limit else ""
+        words += f"; it had used {describe_memory(peak)} of memory{of_limit}"
+    return words
 
 
 @dataclass
@@ -115,10 +147,29 @@ class _Process:
     popen: subprocess.Popen[bytes]
     to_worker: int
     reader: LineReader
+    keeper: KeeperLink | None = None
+    """The worker's keeper (worker/sandbox.py): the process ``popen`` started, which runs no adapter code
+    (None for a driver, which is started as it is)."""
+    sent: int = 0
+    """Frames sent so far: the next one is numbered ``sent + 1`` (protocol.RequestReader checks)."""
+
+    def frame(self, message: dict[str, Any], payload: bytes = b"") -> bytes:
+        """The next frame on the request channel, numbered."""
+        self.sent += 1
+        return encode_frame(message, payload, self.sent)
+
+    def send(self, message: dict[str, Any], payload: bytes = b"") -> None:
+        write_all(self.to_worker, self.frame(message, payload))
 
 
 class AdapterWorker:
     """A lazily started, reused worker for one adapter name."""
+
+    namespaces = True
+    """Confine the worker in namespaces of its own where the system allows (worker/sandbox.py); tests turn it
+    off to exercise the fallback."""
+    namespaces_work = False
+    """A worker of this process was confined already: the next keepers skip the probe (50-150 ms each)."""
 
     def __init__(self, adapter: str, *, sys_path: list[str] | None = None, cwd: str | None = None) -> None:
         self.adapter = adapter
@@ -147,6 +198,7 @@ class AdapterWorker:
         while other workers run)."""
         read_req, write_req = os.pipe()
         read_out, write_out = os.pipe()
+        control, keeper_end = socket.socketpair()
         for fd in (write_req, read_out):  # room for a few results while pytest judges (Linux; else 64 KiB)
             with contextlib.suppress(OSError, AttributeError, ImportError):
                 import fcntl
@@ -154,19 +206,34 @@ class AdapterWorker:
                 fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         try:
             popen = subprocess.Popen(
-                [sys.executable, "-m", "helix_conformance.worker", "--fds", f"{read_req},{write_out}"],
-                pass_fds=(read_req, write_out),
+                [
+                    sys.executable,
+                    "-m",
+                    "helix_conformance.worker",
+                    "--fds",
+                    f"{read_req},{write_out}",
+                    "--control",
+                    str(keeper_end.fileno()),
+                    *(() if self.namespaces else ("--no-namespaces",)),
+                    *(("--namespaces-work",) if self.namespaces and AdapterWorker.namespaces_work else ()),
+                ],
+                pass_fds=(read_req, write_out, keeper_end.fileno()),
                 stdin=subprocess.DEVNULL,
                 cwd=self.cwd,
                 env={**os.environ, "PYTHONHASHSEED": HASH_SEED},
+                start_new_session=True,  # nothing the adapter signals as a group reaches pytest
             )
+        except BaseException:
+            control.close()
+            raise
         finally:
             os.close(read_req)
             os.close(write_out)
-        self.process = _Process(popen, write_req, LineReader(read_out))
+            keeper_end.close()
+        self.process = _Process(popen, write_req, LineReader(read_out), KeeperLink(control, popen.pid))
         self.spawned += 1
         with contextlib.suppress(OSError):  # it ended at once: its channel says so (start_failed)
-            send_frame(write_req, header("hello", adapter=self.adapter, sys_path=self.sys_path, cwd=self.cwd))
+            self.process.send(header("hello", adapter=self.adapter, sys_path=self.sys_path, cwd=self.cwd))
         return self.process
 
     def start_failed(self, exc: BaseException) -> WorkerStartError:
@@ -188,6 +255,10 @@ class AdapterWorker:
         if answer.get("type") != "ready" or not isinstance(answer.get("spec"), dict):
             self.kill()
             raise WorkerStartError(f"--adapter={self.adapter}: the worker answered {answer.get('type')!r}")
+        if self.process is not None and self.process.keeper is not None:
+            self.process.keeper.wait_hello(KEEPER_HELLO_S)  # sent before the worker imported anything
+            if self.process.keeper.confined:
+                AdapterWorker.namespaces_work = True
         self.ready = answer
         return answer
 
@@ -206,7 +277,7 @@ class AdapterWorker:
         if process is None:
             return
         with contextlib.suppress(OSError):
-            send_frame(process.to_worker, header("shutdown"))
+            process.send(header("shutdown"))
         _stop(process)
 
     def kill(self) -> int | None:
@@ -232,12 +303,13 @@ class AdapterWorker:
         payload = dumps((scenario, profile, interactions, options, base_url, scripted))
         idle_death = self.process.popen.poll() if self.process is not None else None
         if idle_death is not None:  # ended after the previous run returned: a thread the adapter left
+            ended = how_it_ended(self.process)[1]
             self.kill()
             return lost_run(
                 options,
                 interactions,
                 started,
-                raised=ended_between_runs(idle_death),
+                raised=ended_between_runs(idle_death, ended),
             )
         try:
             self.start()
@@ -253,28 +325,36 @@ class AdapterWorker:
         run_id = self.next_id
         deadline = time.monotonic() + options.real_limit_s * options.steps + THREAD_GRACE_S + WORKER_GRACE_S
         try:
-            send_frame(self.process.to_worker, header("run", id=run_id, encoding="pickle"), payload)
+            self.process.send(header("run", id=run_id, encoding="pickle"), payload)
+            received = False
             answer = self.process.reader.read(deadline)
             # "started" says the run began; a result that is not this run's is skipped, within the deadline
-            while answer.get("type") == "started" or (
+            while answer.get("type") in ("started", "received") or (
                 answer.get("id") != run_id and answer.get("type") in ("result", "failed")
             ):
+                received = received or (answer.get("type") == "received" and answer.get("id") == run_id)
                 answer = self.process.reader.read(deadline)
         except ChannelTimeout:
+            note = vitals(self.process.popen.pid)  # before it is killed: memory, a stopped process
             self.kill()
-            return lost_run(options, interactions, started, timed_out=True)
+            if not received:
+                return lost_run(options, interactions, started, raised=never_received())
+            return lost_run(options, interactions, started, timed_out=True, note=note)
         except (ChannelClosed, OSError):
-            code = _wait_exit(self.process)
+            code, ended = how_it_ended(self.process)
             self.kill()
             return lost_run(
                 options,
                 interactions,
                 started,
-                raised=ended_during_step(code),
+                raised=ended_during_step(code, ended),
             )
         except ProtocolError as exc:
             self.kill()
             return lost_run(options, interactions, started, raised=garbled(str(exc)))
+        if answer.get("type") == "tampered":
+            self.kill()
+            return lost_run(options, interactions, started, raised=tampered(str(answer.get("what"))))
         if answer.get("type") == "failed":
             return lost_run(
                 options,
@@ -292,7 +372,10 @@ class AdapterWorker:
         except SnapshotError as exc:
             self.kill()
             return lost_run(options, interactions, started, raised=garbled(str(exc)))
+        if self.process.keeper is not None:
+            run.unintercepted.extend(self.process.keeper.after_run())
         if run.timed_out:
+            run.hang_note = vitals(self.process.popen.pid)
             self.kill()  # a thread of the adapter may still spin in there: start the next run clean
         run.duration_s = time.monotonic() - started
         return run
@@ -306,25 +389,41 @@ def lost_run(
     timed_out: bool = False,
     raised: BaseException | None = None,
     setup: str | None = None,
+    note: str = "",
 ) -> ScenarioRun:
-    """The run of a worker that hung, ended or broke the protocol: what happened is its outcome."""
+    """The run of a worker that hung, ended or broke the protocol: what happened is its outcome (``note``:
+    what its processes looked like when it was given up on)."""
     run = ScenarioRun(options=options, trace=Trace(), interactions=interactions)
-    run.timed_out, run.raised, run.setup_error = timed_out, raised, setup
+    run.timed_out, run.raised, run.setup_error, run.hang_note = timed_out, raised, setup, note
     run.duration_s = time.monotonic() - started
     return run
 
 
-def ended_during_step(code: int | None) -> AdapterProcessEnded:
+def ended_during_step(code: int | None, ended: dict[str, Any] | None = None) -> AdapterProcessEnded:
     return AdapterProcessEnded(
-        f"the adapter's process ended during generate_step ({describe_exit(code)}); "
+        f"the adapter's process ended during generate_step ({describe_exit(code, ended)}); "
         "failures must be returned as an ErrorStepResult, never end the process"
     )
 
 
-def ended_between_runs(code: int | None) -> AdapterProcessEnded:
+def ended_between_runs(code: int | None, ended: dict[str, Any] | None = None) -> AdapterProcessEnded:
     return AdapterProcessEnded(
         f"the adapter's process ended between runs, after the previous scenario returned "
-        f"({describe_exit(code)}): something the adapter left running ended it"
+        f"({describe_exit(code, ended)}): something the adapter left running ended it"
+    )
+
+
+def tampered(what: str) -> AdapterChannelTampered:
+    return AdapterChannelTampered(
+        f"something in the adapter's process read or wrote the harness's request channel while this scenario "
+        f"ran ({what[:300]}); the worker cannot be trusted after that and was replaced"
+    )
+
+
+def never_received() -> AdapterChannelTampered:
+    return AdapterChannelTampered(
+        "the worker never acknowledged this run's request, so it never started it: something in the adapter's "
+        "process took the request off the harness's channel, or kept the worker from reading it the whole time"
     )
 
 
@@ -343,36 +442,43 @@ def _wait_exit(process: _Process | None, limit: float = STOP_GRACE_S) -> int | N
     return None
 
 
+def how_it_ended(process: _Process | None) -> tuple[int | None, dict[str, Any] | None]:
+    """The exit status of a worker whose channel closed, and what its keeper said of its end."""
+    code = _wait_exit(process)
+    keeper = process.keeper if process is not None else None
+    return code, (keeper.wait_ended(0.2) if keeper is not None and code is not None else None)
+
+
 def kill(process: _Process | None) -> int | None:
-    """Kill the process now (if any) and reap it: its exit status."""
+    """End the worker and everything it started now (if any), and reap it: its exit status."""
     if process is None:
         return None
+    _end(process)
+    return _stop(process)
+
+
+def _end(process: _Process) -> None:
+    """In namespaces, killing the keeper ends them all (the kernel); elsewhere the keeper kills the worker's
+    group and its descendants first, and the group is killed from here in case it could not."""
+    link = process.keeper
+    if link is not None and not link.confined:
+        link.kill()
+        _wait_exit(process, KEEPER_GRACE_S)
     with contextlib.suppress(OSError):
         process.popen.kill()
-    return _stop(process)
+    if link is not None:
+        link.kill_group()
 
 
 def _stop(process: _Process) -> int | None:
     code = _wait_exit(process)
     if code is None:
-        with contextlib.suppress(OSError):
-            process.popen.terminate()
-        code = _wait_exit(process)
-    if code is None:
-        with contextlib.suppress(OSError):
-            process.popen.kill()
+        _end(process)
         code = process.popen.wait()
     with contextlib.suppress(OSError):
         os.close(process.to_worker)
     with contextlib.suppress(OSError):
         os.close(process.reader.fd)
+    if process.keeper is not None:
+        process.keeper.close()
     return code
-
-
-def start_for_session(config: Any, adapter: str) -> tuple[Any, ResolvedAdapter]:
-    """The session's worker (or driver, for a name that resolves to a driver command) and the adapter it
-    resolved; stopped when pytest unconfigures. The xdist controller only needs the spec: its worker stops
-    at once (the xdist workers start their own)."""
-    from .launch import start_for_session as start
-
-    return start(config, adapter)

@@ -1,10 +1,13 @@
-"""The worker's network guard: an audit hook (PEP 578) refuses every way out of the replay.
+"""The worker's guard: an audit hook (PEP 578) refuses the ways out of the replay that Python code takes.
 
 Audit events fire inside CPython's C code, so ``connect_ex``, ``_socket`` used directly, ``super().connect``,
 UDP and TCP Fast Open ``sendto`` and name lookups are all seen, whatever Python code they come through.
 Connections and lookups are judged on the address itself: loopback addresses and ``localhost`` pass, every
-other host (``127.example.com`` included) is refused. Starting a process is refused outright: a child
-process would escape the hook. Every refusal is kept, with the address, for HARN-01.
+other host (``127.example.com`` included) is refused. Starting or forking a process is refused outright (a
+child process would escape the hook), and so is signalling another process (pytest among them). ctypes
+lookups of the C functions that would do the same behind the hook's back (``connect``, ``fork``, ``execve``,
+``syscall``…) are refused by name. Native code that calls them directly is not seen here: the sandbox
+(worker/sandbox.py) is what contains it, where the system allows. Every refusal is kept for HARN-01.
 """
 
 from __future__ import annotations
@@ -17,8 +20,55 @@ from typing import Any
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "localhost.localdomain"})
 PROCESS_EVENTS = frozenset(
-    {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile", "pty.spawn"}
+    {
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.startfile",
+        "pty.spawn",
+        "os.fork",
+        "os.forkpty",
+    }
 )
+SIGNAL_EVENTS = frozenset({"os.kill", "os.killpg"})
+NATIVE_ESCAPES = frozenset(
+    {
+        "connect",
+        "sendto",
+        "sendmsg",
+        "sendmmsg",
+        "getaddrinfo",
+        "gethostbyname",
+        "fork",
+        "vfork",
+        "clone",
+        "clone3",
+        "__clone",
+        "execve",
+        "execv",
+        "execvp",
+        "execvpe",
+        "execl",
+        "execlp",
+        "execle",
+        "fexecve",
+        "posix_spawn",
+        "posix_spawnp",
+        "system",
+        "popen",
+        "syscall",
+        "ptrace",
+        "kill",
+        "killpg",
+        "process_vm_writev",
+        "unshare",
+        "setns",
+    }
+)
+"""C functions whose ctypes lookup is refused: each reaches the network, starts a process or touches
+another process behind the audit hook's back."""
 _INET = (socket.AF_INET, socket.AF_INET6)
 
 _refused: list[str] = []
@@ -60,6 +110,11 @@ def drain() -> list[str]:
 def _refuse(what: str, error: type[OSError]) -> None:
     with _lock:
         _refused.append(what)
+    if error is ProcessRefused:
+        raise error(
+            f"helix-conformance: {what} refused; an adapter under test may not start, fork or signal processes, "
+            "nor look up the C functions that would (HARN-01)"
+        )
     raise error(
         f"helix-conformance: {what} refused; during a scenario only the replayed HTTP clients (httpx, httpx2) "
         "may reach the network (HARN-01)"
@@ -70,10 +125,30 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     if event.startswith("socket."):
         _judge_socket(event, args)
     elif event in PROCESS_EVENTS:
+        if event in ("os.fork", "os.forkpty"):
+            _refuse(f"forking the process ({event})", ProcessRefused)
         shown = " ".join(
             str(a) for a in (args[1] if len(args) > 1 and isinstance(args[1], (list, tuple)) else args[:1])
         )
         _refuse(f"starting a process ({shown[:200]})", ProcessRefused)
+    elif event in SIGNAL_EVENTS:
+        _judge_signal(event, args)
+    elif event.startswith("ctypes.dlsym"):
+        name = args[1] if len(args) > 1 else None
+        if isinstance(name, bytes):
+            name = name.decode("ascii", "replace")
+        if isinstance(name, str) and name in NATIVE_ESCAPES:
+            _refuse(f"a ctypes lookup of the C function {name}()", ProcessRefused)
+
+
+def _judge_signal(event: str, args: tuple[Any, ...]) -> None:
+    """Signalling itself is the adapter's business; any other process (pytest, its keeper) is not."""
+    import os
+
+    target, signum = (*args, None, None)[:2]
+    own = target in (os.getpid(), 0) if event == "os.kill" else target == os.getpgrp()
+    if not own:
+        _refuse(f"sending signal {signum} to process {target} ({event})", ProcessRefused)
 
 
 def _judge_socket(event: str, args: tuple[Any, ...]) -> None:

@@ -31,6 +31,12 @@ DRIVER_NOT_APPLICABLE: dict[str, str] = {
     "the adapter's Python process, which a driver does not have",
 }
 """Clauses planned as skipped, with why, for any adapter a driver runs (``node:`` has its own wording)."""
+CONFINEMENT = {
+    "namespaces": "confined: no network, no view of other processes",
+    "subreaper": "not confined (no user namespaces): its processes die with it",
+    "process group": "not confined: its process group dies with it",
+}
+"""The keeper's tier (worker/sandbox.py) in words, for the header and the notes."""
 POOL_SIZE = 4
 """Workers ``shared`` keeps alive between ``run_conformance`` calls (least recently used closed first)."""
 
@@ -57,7 +63,11 @@ class Opened:
         """``a worker process (python 3.11.7, pid 123)``: the mode, for headers and notes."""
         ready = self.worker.ready or {}
         if self.mode == "worker":
-            return f"a worker process of its own (python {ready.get('python')}, pid {ready.get('pid')})"
+            process = self.worker.process if isinstance(self.worker, AdapterWorker) else None
+            keeper = process.keeper if process is not None else None
+            pid = process.popen.pid if process is not None else ready.get("pid")
+            confined = f", {CONFINEMENT.get(keeper.tier, keeper.tier)}" if keeper is not None else ""
+            return f"a worker process of its own (python {ready.get('python')}, pid {pid}{confined})"
         runtime = ready.get("runtime") or "driver"
         return f"a driver process of its own ({runtime}, pid {ready.get('pid')})"
 

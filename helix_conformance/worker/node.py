@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from ..adapters import AdapterNotFound, ResolvedAdapter
+from ..adapters import AdapterNotFound
 
 PREFIX = "node:"
 MIN_NODE = (20, 6)
@@ -106,10 +106,3 @@ def _resolvable(package: Path, dependency: str) -> bool:
 def node_command(cwd: Path) -> list[str]:
     """How the driver is started: Node and the driver's entry point (usage errors when either is missing)."""
     return [node_binary(), str(driver_script(cwd))]
-
-
-def start_for_session(config: Any, requested: str) -> tuple[Any, ResolvedAdapter]:
-    """The session's driver and the adapter it loaded; stopped when pytest unconfigures."""
-    from .launch import start_for_session as start
-
-    return start(config, requested)

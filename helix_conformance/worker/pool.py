@@ -17,6 +17,7 @@ import contextlib
 import os
 import select
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,14 +30,17 @@ from .client import (
     AdapterWorker,
     DriverRedirect,
     WorkerStartError,
-    _wait_exit,
     ended_between_runs,
     ended_during_step,
     garbled,
+    how_it_ended,
     lost_run,
+    never_received,
+    tampered,
 )
+from .keeper import vitals
 from .payload import dumps
-from .protocol import ChannelClosed, ProtocolError, encode_line, header
+from .protocol import ChannelClosed, ProtocolError, header
 from .run_pool import RunCall, RunPool, enqueue
 from .runs import decode_run
 from .snapshot import SnapshotError
@@ -66,6 +70,8 @@ class Ticket:
     urgent: bool
     state: TicketState = "queued"
     run: ScenarioRun | None = None
+    received: bool = False
+    """The worker acknowledged the run's frame (a run sent but never received was taken off the channel)."""
 
     @property
     def options(self) -> RunOptions:
@@ -229,15 +235,14 @@ class WorkerPool(RunPool["Ticket"]):
         process = slot.worker.process
         assert process is not None
         payload = dumps(ticket.call)
-        frame = encode_line(
-            header("run", id=ticket.id, encoding="pickle", urgent=ticket.urgent, payload_bytes=len(payload))
-        )
+        frame = process.frame(header("run", id=ticket.id, encoding="pickle", urgent=ticket.urgent), payload)
+        ticket.received = False
         if not slot.held and slot.current is None:
             slot.since = time.monotonic()
         slot.held.append(ticket)
         ticket.state = "sent"
         try:
-            self._write(slot, process.to_worker, frame + payload)
+            self._write(slot, process.to_worker, frame)
         except OSError:
             self._ended(slot)
 
@@ -282,7 +287,7 @@ class WorkerPool(RunPool["Ticket"]):
             try:
                 process.reader.pump()
             except (ChannelClosed, OSError):
-                self._ended(slot)
+                self._closed(slot, process)
                 continue
             self._messages(slot)
         now = time.monotonic()
@@ -295,11 +300,17 @@ class WorkerPool(RunPool["Ticket"]):
                 while select.select([reader.fd], [], [], 0)[0]:
                     reader.pump()
             except (ChannelClosed, OSError):
-                self._ended(slot)
+                self._closed(slot, slot.worker.process)
                 continue
             self._messages(slot)
             if (deadline := slot.deadline()) is not None and now > deadline:
                 self._timed_out(slot)
+
+    def _closed(self, slot: _Slot, process: Any) -> None:
+        """The worker's channel ended: what it said before (a ``tampered``, a result) counts first."""
+        self._messages(slot)
+        if slot.worker.process is process:
+            self._ended(slot)
 
     def _messages(self, slot: _Slot) -> None:
         while slot.worker.process is not None:
@@ -323,7 +334,14 @@ class WorkerPool(RunPool["Ticket"]):
             slot.since = now
             return
         kind = message.get("type")
+        if kind == "tampered":
+            self._garbled(slot, str(message.get("what")), tampered)
+            return
         ticket = next((t for t in slot.held if t.id == message.get("id")), None)
+        if kind == "received":
+            if ticket is not None:
+                ticket.received = True
+            return
         if ticket is None:
             if kind in ("started", "result", "failed"):
                 return  # not a run it holds (one it ran before a restart): skipped
@@ -351,7 +369,10 @@ class WorkerPool(RunPool["Ticket"]):
                 self._garbled(slot, str(exc))
                 return
             run.duration_s = took
+            if slot.worker.process is not None and slot.worker.process.keeper is not None:
+                run.unintercepted.extend(slot.worker.process.keeper.after_run())
             if run.timed_out:
+                run.hang_note = vitals(slot.worker.process.popen.pid) if slot.worker.process else ""
                 self._restart(slot)  # a thread of the adapter may still spin in there: start clean
         else:
             slot.held.insert(0, ticket)
@@ -381,15 +402,24 @@ class WorkerPool(RunPool["Ticket"]):
             slot.starting_until = None
             self._restart(slot)
             return
+        note = vitals(slot.worker.process.popen.pid) if slot.worker.process else ""
         ticket = self._victim(slot)
         self._restart(slot)
-        if ticket is not None:
+        if ticket is None:
+            return
+        if not ticket.received:  # it never arrived, though the channel delivered it: taken off it
             self._finish(
-                ticket, lost_run(ticket.options, ticket.interactions, time.monotonic(), timed_out=True)
+                ticket,
+                lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=never_received()),
             )
+            return
+        self._finish(
+            ticket,
+            lost_run(ticket.options, ticket.interactions, time.monotonic(), timed_out=True, note=note),
+        )
 
     def _ended(self, slot: _Slot) -> None:
-        code = _wait_exit(slot.worker.process)
+        code, ended = how_it_ended(slot.worker.process)
         if slot.starting_until is not None:
             slot.starting_until = None
             slot.broken = str(slot.worker.start_failed(ChannelClosed("it ended before answering")))
@@ -399,19 +429,19 @@ class WorkerPool(RunPool["Ticket"]):
         ticket = self._victim(slot)
         self._restart(slot)
         if ticket is not None:
-            raised = ended_during_step(code) if started else ended_between_runs(code)
+            raised = ended_during_step(code, ended) if started else ended_between_runs(code, ended)
             self._finish(
                 ticket, lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=raised)
             )
 
-    def _garbled(self, slot: _Slot, what: str) -> None:
+    def _garbled(self, slot: _Slot, what: str, why: Callable[[str], Exception] = garbled) -> None:
         if slot.starting_until is not None:  # its hello was answered with garbage: not started again
             slot.broken = f"--adapter={slot.worker.adapter}: the worker answered its hello with {what[:200]}"
         ticket = self._victim(slot)
         self._restart(slot)
         if ticket is not None:
             self._finish(
-                ticket, lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=garbled(what))
+                ticket, lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=why(what))
             )
 
     def _restart(self, slot: _Slot) -> None:

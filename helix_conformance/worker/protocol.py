@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import select
+import threading
 import time
+import zlib
+from collections.abc import Callable
 from typing import Any
 
 import pydantic_core
@@ -19,6 +23,8 @@ PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """A worker line longer than this is a broken worker, not a result (the snapshot caps itself far below)."""
 READ_CHUNK = 1 << 20
+EXIT_CHANNEL_LOST = 86
+"""The worker's exit status when its answer channel was closed or broken inside it (by the adapter)."""
 
 
 class ProtocolError(Exception):
@@ -58,9 +64,14 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def send_frame(fd: int, message: dict[str, Any], payload: bytes = b"") -> None:
-    """Parent to worker: the header line (with ``payload_bytes``), then the payload."""
-    write_all(fd, encode_line({**message, "payload_bytes": len(payload)}) + payload)
+def encode_frame(message: dict[str, Any], payload: bytes, seq: int) -> bytes:
+    """Parent to worker: the header line (``seq``, the frame's number on this channel from 1; ``crc``, the
+    payload's CRC-32; ``payload_bytes``), then the payload. A frame taken off the channel, or one written
+    into it by someone else, breaks the sequence or the checksum (``RequestReader``)."""
+    header_line = encode_line(
+        {**message, "seq": seq, "crc": zlib.crc32(payload), "payload_bytes": len(payload)}
+    )
+    return header_line + payload
 
 
 class LineReader:
@@ -102,40 +113,102 @@ class LineReader:
         self.buffer += chunk
 
 
-class FrameReader:
-    """Worker side: the parent's frames, read as they arrive so a queued run can be skipped for an urgent
-    one (``poll``), or waited for (``wait``)."""
+class ChannelTampered(Exception):
+    """Something other than the parent read from or wrote to the worker's request channel."""
 
-    def __init__(self, fd: int) -> None:
+
+MAX_HEADER_BYTES = 1 << 20
+"""A frame header is a short JSON line; bytes beyond this without a newline are not one."""
+
+
+class RequestReader:
+    """Worker side: the parent's frames, read by a thread of its own from before the adapter is imported for as
+    long as the worker lives, so the adapter (which shares the process and could read the channel too) can
+    only take bytes off it by winning a race against a read already waiting. Each frame is checked: its
+    number must be the next one, its payload complete and its checksum right; a frame taken or injected breaks
+    one of them, and ``on_tamper`` says so at once (the reader stops: the channel can no longer be trusted).
+    ``on_frame`` acknowledges each frame as it arrives, so the parent can tell a run that never arrived."""
+
+    def __init__(
+        self,
+        fd: int,
+        on_frame: Callable[[dict[str, Any]], None],
+        on_tamper: Callable[[str], None],
+    ) -> None:
         self.fd = fd
-        self.buffer = bytearray()
+        self.on_frame, self.on_tamper = on_frame, on_tamper
+        self.frames: queue.Queue[tuple[dict[str, Any], bytes] | BaseException] = queue.Queue()
+        self.expected = 1
+        self.thread = threading.Thread(target=self._read, name="helix-worker-requests", daemon=True)
 
-    def wait(self) -> None:
-        """Block until more bytes arrive; ChannelClosed when the parent closed the channel."""
-        chunk = os.read(self.fd, READ_CHUNK)
-        if not chunk:
-            raise ChannelClosed("the parent closed the request channel")
-        self.buffer += chunk
+    def start(self) -> RequestReader:
+        self.thread.start()
+        return self
 
-    def poll(self) -> None:
-        """Read whatever is there without blocking."""
-        while select.select([self.fd], [], [], 0)[0]:
-            self.wait()
+    def next(self, block: bool = True) -> tuple[dict[str, Any], bytes] | None:
+        """The next frame; None when none waits and ``block`` is false. ChannelClosed at the channel's end,
+        ChannelTampered once it was tampered with."""
+        try:
+            item = self.frames.get(block)
+        except queue.Empty:
+            return None
+        if isinstance(item, BaseException):
+            self.frames.put(item)  # it stays the answer
+            raise item
+        return item
 
-    def frames(self) -> list[tuple[dict[str, Any], bytes]]:
-        """The complete frames read so far, removed from the buffer."""
-        found: list[tuple[dict[str, Any], bytes]] = []
+    def _read(self) -> None:
+        buffer = bytearray()
         while True:
-            end = self.buffer.find(b"\n")
+            try:
+                chunk = os.read(self.fd, READ_CHUNK)
+            except OSError as exc:
+                self._tampered(
+                    f"the request channel could not be read ({exc.strerror}): it was closed in the worker"
+                )
+                return
+            if not chunk:
+                if buffer:
+                    self._tampered(f"the request channel ended inside a frame ({len(buffer)} bytes)")
+                else:
+                    self.frames.put(ChannelClosed("the parent closed the request channel"))
+                return
+            buffer += chunk
+            try:
+                self._split(buffer)
+            except ChannelTampered as exc:
+                self._tampered(str(exc))
+                return
+
+    def _split(self, buffer: bytearray) -> None:
+        while True:
+            end = buffer.find(b"\n")
             if end < 0:
-                return found
-            message = json.loads(bytes(self.buffer[:end]))
-            size = int(message.get("payload_bytes", 0))
-            if len(self.buffer) < end + 1 + size:
-                return found
-            payload = bytes(self.buffer[end + 1 : end + 1 + size])
-            del self.buffer[: end + 1 + size]
-            found.append((message, payload))
+                if len(buffer) > MAX_HEADER_BYTES:
+                    raise ChannelTampered(f"{len(buffer)} bytes without a frame header")
+                return
+            try:
+                message = json.loads(bytes(buffer[:end]))
+                size, seq, crc = int(message["payload_bytes"]), int(message["seq"]), int(message["crc"])
+            except (ValueError, KeyError, TypeError):
+                raise ChannelTampered(
+                    f"frame {self.expected} does not start with a header: {bytes(buffer[:60])!r}"
+                ) from None
+            if seq != self.expected:
+                raise ChannelTampered(f"frame {seq} arrived where frame {self.expected} was due")
+            if len(buffer) < end + 1 + size:
+                return
+            payload = bytes(buffer[end + 1 : end + 1 + size])
+            del buffer[: end + 1 + size]
+            if zlib.crc32(payload) != crc:
+                raise ChannelTampered(f"frame {seq}'s payload is not the one sent (checksum)")
+            self.expected += 1
+            self.frames.put((message, payload))
+            self.on_frame(message)
+
+    def _tampered(self, what: str) -> None:
+        self.frames.put(ChannelTampered(what))
+        self.on_tamper(what)
 
 
 def _loads(line: bytes) -> Any:

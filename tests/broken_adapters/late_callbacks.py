@@ -1,10 +1,13 @@
-"""Broken adapters whose callbacks fire well after ``generate_step`` returned (STR-07): a timer and a task
-that wake 30 ms later. The harness lets leftover work run up to 100 ms in the main run, so it sees them."""
+"""Broken adapters whose callbacks fire well after ``generate_step`` returned (STR-07): a timer, a task and a
+thread that wake 30 ms later. The harness lets leftover work run up to 100 ms in the main run, so it sees them;
+only STR-07 judges them (the deltas still concatenate to the content: STR-01 holds)."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
+import time
 from typing import Any
 
 from helix_conformance.contract import LLMGenerateInput, StepResult, TextStepResult
@@ -55,6 +58,23 @@ class ReportsToolCallsLater(OpenAIChatAdapter):
         return result
 
 
+class LastDeltaFromAThread(OpenAIChatAdapter):
+    """Hands the final UI refresh to a worker thread that calls ``on_text_delta`` once it is done."""
+
+    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
+        result = await super().generate_step(input)
+        callbacks = input.callbacks
+        if isinstance(result, TextStepResult) and callbacks and callbacks.on_text_delta:
+            on_text = callbacks.on_text_delta
+
+            def refresh() -> None:
+                time.sleep(LATE_S)
+                on_text("\n")  # Bug: from a thread, after the step returned
+
+            threading.Thread(target=refresh, daemon=True).start()
+        return result
+
+
 ADAPTERS: list[BrokenAdapter] = [
     broken(
         "final_delta_on_a_timer",
@@ -62,6 +82,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "STR-07",
         ["text_basic"],
         "Flushes a last text delta from a timer 30 ms after returning.",
+    ),
+    broken(
+        "last_delta_from_a_thread",
+        LastDeltaFromAThread,
+        "STR-07",
+        ["text_basic"],
+        "Calls on_text_delta from a thread 30 ms after returning.",
     ),
     broken(
         "reports_tool_calls_later",
