@@ -4,15 +4,13 @@ Node.js >= 20.6 or npm is absent; the example's npm packages are installed on fi
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from node_setup import node_or_skip, npm_installed
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "drivers" / "node"
@@ -22,41 +20,13 @@ TIMEOUT_S = 600
 
 
 def _node() -> str:
-    node = shutil.which(os.environ.get("HELIX_NODE") or "node")
-    if node is None:
-        pytest.skip("Node.js >= 20.6 is not on PATH (nor HELIX_NODE): the node: adapter tests need it")
-    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    found = re.match(r"v(\d+)\.(\d+)", version)
-    if found is None or (int(found.group(1)), int(found.group(2))) < (20, 6):
-        pytest.skip(
-            f"Node.js >= 20.6 is needed for the node: adapter tests; {node} is {version or 'unknown'}"
-        )
-    return node
+    return node_or_skip()
 
 
 def _example_installed() -> None:
-    """The example's npm packages, installed here on first use (``npm ci``: exactly package-lock.json, from
-    npm's cache when it has them), so the README's one test command needs no npm step of its own."""
-    _node()
-    wanted = ("node_modules/ai", "dist/openai.js")
-    if all((EXAMPLE / p).exists() for p in wanted):
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not on PATH: examples/vercel-ai-adapter cannot be installed (`npm ci` there)")
-    with open(EXAMPLE / ".npm-install.lock", "w") as lock:  # xdist workers install it once
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not all((EXAMPLE / p).exists() for p in wanted):
-            done = subprocess.run(
-                [npm, "ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=EXAMPLE,
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT_S,
-                check=False,
-            )
-            if done.returncode != 0:
-                pytest.skip(f"`npm ci` in examples/vercel-ai-adapter failed: {done.stderr.strip()[-500:]}")
+    """The example's npm packages, installed here on first use (``npm ci``; `npm ci` also builds dist/), so the
+    README's one test command needs no npm step of its own."""
+    npm_installed(EXAMPLE, "node_modules/ai", "dist/openai.js")
 
 
 def _gate(
@@ -73,15 +43,36 @@ def _gate(
     )
 
 
-def test_driver_unit_tests_pass() -> None:
-    """The driver's own suite (node --test): protocol, callbacks, errors, abort, hostile adapters."""
+TYPESCRIPT_FIXTURE = DRIVER / "test" / "typescript"
+"""TypeScript adapters in a package with tsx and typescript from npm (``npm ci`` there builds dist/ with tsc)."""
+
+
+def _node_tests(*files: str) -> None:
+    """``node --test FILES`` in the driver's folder: all must pass, none skipped."""
     node = _node()
-    tests = sorted(str(p.relative_to(DRIVER)) for p in (DRIVER / "test").glob("*.test.mjs"))
     done = subprocess.run(
-        [node, "--test", *tests], cwd=DRIVER, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+        [node, "--test", *files], cwd=DRIVER, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert re.search(r"^# fail 0$", done.stdout, re.MULTILINE), done.stdout[-2000:]
+    assert re.search(r"^# skipped 0$", done.stdout, re.MULTILINE), done.stdout[-2000:]
+
+
+def test_driver_unit_tests_pass() -> None:
+    """The driver's own suite (node --test): protocol, callbacks, errors, abort, hostile adapters."""
+    tests = sorted(
+        str(p.relative_to(DRIVER))
+        for p in (DRIVER / "test").glob("*.test.mjs")
+        if p.name != "typescript.test.mjs"
+    )
+    _node_tests(*tests)
+
+
+def test_typescript_adapters_load_through_real_tsx() -> None:
+    """.ts, .mts and .cts adapters through the tsx npm installs today (4.23: its CommonJS API cannot register),
+    and tsc's .js and .cjs output, each loaded and run by the driver."""
+    npm_installed(TYPESCRIPT_FIXTURE, "node_modules/tsx", "dist/compiled.js", "dist/compiled-cjs.cjs")
+    _node_tests("test/typescript.test.mjs")
 
 
 SLICE = "openai-chat::text_basic:: and (RES-01 or RES-02 or STR-01 or STR-02 or STOP-01 or MSG-01 or MSG-10)"

@@ -47,7 +47,9 @@ describe('hello', () => {
     ['bad/typed.ts', 'invalid_adapter', /npm install -D tsx/],
   ];
   for (const [adapter, kind, message] of failures) {
-    test(`${adapter} → error ${kind} with a one-line message`, async () => {
+    // Node 22.18+ strips types itself: a .ts adapter without tsx loads there (test/typescript.test.mjs has tsx)
+    const skip = adapter.endsWith('.ts') && process.features.typescript ? `Node ${process.version} imports .ts itself` : false;
+    test(`${adapter} → error ${kind} with a one-line message`, { skip }, async () => {
       const driver = startDriver();
       try {
         const answer = await driver.hello(adapter);
