@@ -25,7 +25,9 @@ def node_or_skip() -> str:
     version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
     found = re.match(r"v(\d+)\.(\d+)", version)
     if found is None or (int(found.group(1)), int(found.group(2))) < MIN_NODE:
-        pytest.skip(f"Node.js >= 20.6 is needed for the node: adapter tests; {node} is {version or 'unknown'}")
+        pytest.skip(
+            f"Node.js >= 20.6 is needed for the node: adapter tests; {node} is {version or 'unknown'}"
+        )
     return node
 
 

@@ -258,18 +258,26 @@ def test_missing_or_old_node_is_a_one_line_usage_error(
         node.node_binary()
 
 
-def test_a_driver_without_its_dependencies_says_to_npm_install(
+def test_the_driver_is_this_installation_s_unless_helix_driver_names_another(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    package = tmp_path / "node_modules" / "@helix-conformance" / "driver"
+    """No npm step: the driver shipped with the package is found; HELIX_DRIVER overrides it, and one whose
+    dependencies were never installed says to npm install them."""
+    monkeypatch.delenv("HELIX_DRIVER", raising=False)
+    assert node.driver_script() == node.bundled_driver() / "bin" / "helix-driver.mjs"
+    assert node.driver_script().is_file()
+    package = tmp_path / "driver"
     (package / "bin").mkdir(parents=True)
     (package / "bin" / "helix-driver.mjs").write_text("")
     (package / "package.json").write_text('{"dependencies": {"left-pad": "1.0.0"}}')
-    monkeypatch.delenv("HELIX_DRIVER", raising=False)
+    monkeypatch.setenv("HELIX_DRIVER", str(package))
     with pytest.raises(AdapterNotFound, match="run `npm install` in"):
-        node.driver_script(tmp_path)
-    (tmp_path / "node_modules" / "left-pad").mkdir()
-    assert node.driver_script(tmp_path) == package / "bin" / "helix-driver.mjs"
+        node.driver_script()
+    (package / "node_modules" / "left-pad").mkdir(parents=True)
+    assert node.driver_script() == package / "bin" / "helix-driver.mjs"
+    monkeypatch.setenv("HELIX_DRIVER", str(tmp_path / "nowhere"))
+    with pytest.raises(AdapterNotFound, match=r"is not the driver's bin/helix-driver\.mjs"):
+        node.driver_script()
 
 
 def run_pytest(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

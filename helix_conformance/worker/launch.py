@@ -10,7 +10,6 @@ import os
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..adapters import CMD_PREFIX, AdapterNotFound, DriverCommand, ResolvedAdapter, parse_command
@@ -92,7 +91,7 @@ def open_adapter(requested: str, *, cwd: str | None = None) -> Opened:
     when it cannot be found or started. The caller closes it."""
     where = cwd or os.getcwd()
     if requested.startswith(NODE_PREFIX):
-        command = node_command(Path(where))
+        command = node_command()
         worker = DriverWorker(requested, requested[len(NODE_PREFIX) :], command, cwd=where)
         return _driver(worker, NODE_NOT_APPLICABLE)
     if requested.startswith(CMD_PREFIX):
