@@ -117,3 +117,22 @@ def test_vercel_ai_adapter_gates_on_anthropic_with_its_known_bugs() -> None:
     assert re.search(
         r"known failures \(baseline, not failing the gate\): \d+ check\(s\) in NT-04", done.stdout
     ), done.stdout[-3000:]
+
+
+TEMPLATE = ROOT / "examples" / "fetch-template-adapter"
+TEMPLATE_SLICE = (
+    "text_basic or tool_call_parallel or finish_tool or thinking_text or http_429 or midstream_error or "
+    "connection_reset or retry_429_then_success or abort_before or abort_midstream or stall_read_timeout or compat_"
+)
+
+
+def test_fetch_template_adapter_passes_the_gate_on_its_slice() -> None:
+    """The TypeScript template on plain fetch, loaded from adapter.ts through its own tsx: no baseline, no failure
+    on a slice of every family (its full run passes too: examples/fetch-template-adapter/README.md)."""
+    npm_installed(TEMPLATE, "node_modules/tsx", "node_modules/@helix-conformance/driver")
+    done = _gate("node:examples/fetch-template-adapter/adapter.ts", TEMPLATE_SLICE, "--helix-strict")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "VERDICT: PASS" in done.stdout
+    abort = re.search(r"^AB Abort\s+(\d+)\s+(\d+)\s+0\s", done.stdout, re.MULTILINE)
+    assert abort is not None, done.stdout[-3000:]
+    assert int(abort.group(2)) == 3, done.stdout[-3000:]  # AB-01..03 judged, all held
