@@ -20,6 +20,8 @@ from .profiles import get_profile
 from .profiles.base import WireProfile
 from .replay.cassette import CassetteError
 from .replay.interactions import CassetteCache
+from .replay.output import with_output
+from .replay.runner import ScenarioRun
 from .scenarios import SCENARIOS, scenarios_for
 from .scenarios.model import Scenario
 from .scenarios.recorded import RecordedScenario, gap_reason, judged_on
@@ -310,7 +312,7 @@ class SuiteRunner:
             root = self.root_cause(item.scenario.id, session)
             if root is not None and item.clause == root.clause:
                 self._reported.add(item.scenario.id)
-                return CheckOutcome("failed", _root_failure(item, root))
+                return CheckOutcome("failed", _shown_with_output(_root_failure(item, root), session.run()))
             if (
                 root is not None
                 and root.clause not in self._judged.get(item.scenario.id, ())
@@ -320,9 +322,10 @@ class SuiteRunner:
                 # item to run carries the cause instead, once.
                 self._judged.setdefault(item.scenario.id, set()).add(root.clause)
                 self._reported.add(item.scenario.id)
-                return CheckOutcome("failed", _root_failure(item, root))
+                return CheckOutcome("failed", _shown_with_output(_root_failure(item, root), session.run()))
             if root is not None and not root.judges(item.clause):
                 return CheckOutcome("skipped", reason=root.skip_reason())
+            session.last_read = None
             if item.scenario.generated:
                 from .checks.generated import judge_generated
 
@@ -330,7 +333,7 @@ class SuiteRunner:
             else:
                 item.check.func(ctx)
         except CheckFailed as exc:
-            return CheckOutcome("failed", exc.failure)
+            return CheckOutcome("failed", _shown_with_output(exc.failure, session.last_read))
         except NotApplicable as exc:
             return CheckOutcome("skipped", reason=str(exc))
         except CassetteError as exc:
@@ -369,6 +372,13 @@ def _root_failure(item: PlannedCheck, root: RootCause) -> Failure:
     if root.actual is None:
         return failure
     return replace(failure, expected=root.expected, actual=root.actual)
+
+
+def _shown_with_output(failure: Failure, run: ScenarioRun | None) -> Failure:
+    """The failure with what the adapter printed during the run it was judged on (drivers keep it per run)."""
+    if run is None or not run.output:
+        return failure
+    return replace(failure, details=with_output(failure.details, run.output, "the run judged here"))
 
 
 def _failure(item: PlannedCheck, message: str) -> Failure:

@@ -68,6 +68,22 @@ def test_driver_unit_tests_pass() -> None:
     _node_tests(*tests)
 
 
+def test_driver_javascript_typechecks_against_its_declarations() -> None:
+    """`npm run typecheck` (tsc --checkJs, strict): the JSDoc-typed sources against src/index.d.ts."""
+    node = _node()
+    npm_installed(DRIVER, "node_modules/typescript", "node_modules/@types/node")
+    tsc = DRIVER / "node_modules" / "typescript" / "bin" / "tsc"
+    done = subprocess.run(
+        [node, str(tsc), "-p", "jsconfig.json"],
+        cwd=DRIVER,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
 def test_typescript_adapters_load_through_real_tsx() -> None:
     """.ts, .mts and .cts adapters through the tsx npm installs today (4.23: its CommonJS API cannot register),
     and tsc's .js and .cjs output, each loaded and run by the driver."""
@@ -136,3 +152,20 @@ def test_fetch_template_adapter_passes_the_gate_on_its_slice() -> None:
     abort = re.search(r"^AB Abort\s+(\d+)\s+(\d+)\s+0\s", done.stdout, re.MULTILINE)
     assert abort is not None, done.stdout[-3000:]
     assert int(abort.group(2)) == 3, done.stdout[-3000:]  # AB-01..03 judged, all held
+
+
+def test_console_noise_is_shown_once_with_the_failure_of_its_run_only() -> None:
+    """An SDK logging a line per unparsable event floods nothing: each run's stdout/stderr comes back with the
+    run, and only a failing check shows it, the repeated line once with its count."""
+    _node()
+    env = {"HELIX_TEST_NOISY": "1", "HELIX_TEST_BUFFERED": "1"}
+    done = _gate(MINIMAL, SLICE, env=env)
+    assert done.returncode == 1, done.stdout[-4000:]
+    noise = 'Could not parse message into JSON: data: {"broken"'
+    assert f"{noise}   [× 300, back to back]" in done.stdout, done.stdout[-4000:]
+    failures = len(re.findall(r"^FAILED ", done.stdout, re.MULTILINE))
+    assert failures == 1
+    assert done.stdout.count(noise) == failures  # once, in the STR-02 failure; the passing checks show none
+    assert noise not in done.stderr
+    assert "the adapter's stdout/stderr during the run judged here:\n" in done.stdout
+    assert "step for Say hello." in done.stdout  # console.log too, after the stderr lines as written

@@ -87,6 +87,8 @@ class ScenarioSession:
     """The scenario's fault variants, built once for the clauses judged on them (``faults.variants``)."""
     _ahead_runs: dict[RunOptions, RunTicket] = field(default_factory=dict)
     _ahead_variants: dict[str, RunTicket] = field(default_factory=dict)
+    last_read: ScenarioRun | None = None
+    """The run a check asked for last: a failure shows what the adapter printed during it (suite.py)."""
 
     def interactions(self) -> list[ReplayInteraction]:
         if self._interactions is None and not self.profile.replays:
@@ -99,7 +101,8 @@ class ScenarioSession:
         """The run with these options, computed once; ``keep=False`` for one-off property-test runs."""
         options = self._normalized(options)
         if options in self._runs:
-            return self._runs[options]
+            self.last_read = self._runs[options]
+            return self.last_read
         ticket = self._ahead_runs.pop(options, None)
         if ticket is not None:
             run = self._collect(ticket)
@@ -114,6 +117,7 @@ class ScenarioSession:
             )
         if keep:
             self._runs[options] = run
+        self.last_read = run
         return run
 
     def run_variant(self, key: str, scenario: Scenario, interactions: list[ReplayInteraction]) -> ScenarioRun:
@@ -132,7 +136,8 @@ class ScenarioSession:
                     self._variant_options(),
                     scripted=self.scripted,
                 )
-        return self._variant_runs[key]
+        self.last_read = self._variant_runs[key]
+        return self.last_read
 
     # --- runs sent ahead: hints, never a different result ---------------------------------------------
 

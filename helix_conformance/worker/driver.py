@@ -46,6 +46,8 @@ RETURN_GRACE_S = 0.5
 """Beyond ``--helix-timeout`` per step, for the message to cross the pipe; then the driver is killed (HARN-03)."""
 DONE_GRACE_S = 2.0
 """After the last ``returned``: the driver's late-callback wait, then ``done``."""
+MAX_OUTPUT_CHARS = 128 * 1024
+"""Of a run's captured stdout/stderr (the Node driver keeps 64 KiB: its start and its end)."""
 ABORT_ACK_S = 1.0
 """How long the server waits for the driver's ``abort_sent`` before recording the abort itself."""
 
@@ -283,6 +285,7 @@ class DriverWorker:
                 elif kind == "done":
                     if got.get("setupError"):
                         run.setup_error = str(got["setupError"])[:2000]
+                    run.output = str(got.get("output") or "")[:MAX_OUTPUT_CHARS]
                     self.uncaught += [str(u)[:1000] for u in got.get("uncaught") or ()]
                     return
                 elif kind in ("failed", "error"):

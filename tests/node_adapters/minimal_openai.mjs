@@ -4,6 +4,7 @@ export const spec = { name: 'minimal-openai-js', wireProfile: 'openai-chat', mod
 
 const STOP = { stop: 'end_turn', length: 'max_tokens', content_filter: 'content_filter', tool_calls: 'tool_use' };
 const BUFFERED = process.env.HELIX_TEST_BUFFERED === '1'; // the broken variant: callbacks only at the end (STR-02)
+const NOISY = process.env.HELIX_TEST_NOISY === '1'; // logs like an SDK reading a stream it cannot parse
 
 export function createAdapter(context) {
   return {
@@ -20,6 +21,10 @@ export function createAdapter(context) {
 }
 
 async function step(context, input) {
+  if (NOISY) {
+    for (let i = 0; i < 300; i += 1) console.error('Could not parse message into JSON: data: {"broken"');
+    console.log(`step for ${input.messages.at(-1).content.slice(0, 20)}`);
+  }
   const messages = input.messages.map((m) =>
     m.role === 'tool' ? { role: 'tool', tool_call_id: m.toolCallId, content: m.content } : { role: m.role, content: m.content },
   );

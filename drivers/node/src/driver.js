@@ -4,6 +4,7 @@
 import { Channel, PROTOCOL_VERSION } from './channel.js';
 import { describeFailure } from './encode.js';
 import { LoadError, loadAdapter } from './load.js';
+import { OutputCapture } from './output.js';
 import { abortReason, executeRun } from './run.js';
 
 /**
@@ -28,6 +29,8 @@ export function runDriver({ readFd, writeFd }) {
   };
   process.on('uncaughtException', (err) => strayFailure('uncaught exception', err));
   process.on('unhandledRejection', (err) => strayFailure('unhandled rejection', err));
+  const capture = new OutputCapture();
+  capture.install();
 
   /** @param {Record<string, any>} message */
   const handle = async (message) => {
@@ -53,11 +56,16 @@ export function runDriver({ readFd, writeFd }) {
         /** @type {import('./run.js').RunState} */
         const state = { controller: message.withSignal === false ? undefined : new AbortController(), uncaught: [], active: true };
         runs.set(message.id, state);
+        const output = capture.begin();
+        /** `done` carries what the adapter printed during the run (shown with the run's failures only). */
+        const runSend = (/** @type {Record<string, unknown>} */ m) =>
+          send(m.type === 'done' && m.id === message.id ? { ...m, output: capture.end(output) } : m);
         try {
-          await executeRun(message, loaded, send, state);
+          await executeRun(message, loaded, runSend, state);
         } catch (err) {
           send({ type: 'failed', id: message.id, message: `helix-driver failed: ${describeFailure(err)}` });
         } finally {
+          capture.end(output);
           runs.delete(message.id);
         }
         return;

@@ -285,3 +285,30 @@ test('without --fds the driver prints its usage and exits 2', async () => {
   assert.equal(out.status, 2);
   assert.match(out.stderr, /usage: helix-driver --fds R,W/);
 });
+
+test("a run's output keeps its start and its end, and says how much of the middle it left out", async () => {
+  const { RunOutput } = await import('../src/output.js');
+  const output = new RunOutput();
+  output.add('first line\n');
+  for (let i = 0; i < 20000; i += 1) output.add(`noise ${i}\n`);
+  output.add('last line\n');
+  const text = output.text();
+  assert.ok(text.startsWith('first line\nnoise 0\n'));
+  assert.ok(text.endsWith('noise 19999\nlast line\n'));
+  assert.match(text, /\[… \d+ characters of output left out …\]/);
+  assert.ok(text.length < 70 * 1024, String(text.length));
+});
+
+test('what an adapter prints during a run comes back in done, not on the driver stderr', async () => {
+  const driver = startDriver();
+  try {
+    assert.equal((await driver.hello('behaviours.mjs')).type, 'ready');
+    const messages = await driver.run('p1', { input: { messages: [{ role: 'user', content: 'print' }], tools: [], config: { model: 'b-1', maxRetries: 0, caching: false }, agentId: 'a', agentType: 't' } });
+    const { output } = messages.at(-1);
+    assert.ok(output.startsWith('to stdout\nto stderr\n(node:'), output);
+    assert.match(output, /DeprecationWarning: an SDK warns/);
+    assert.ok(!driver.stderr.includes('to stderr'), driver.stderr);
+  } finally {
+    driver.close();
+  }
+});
