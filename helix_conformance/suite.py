@@ -312,7 +312,9 @@ class SuiteRunner:
             root = self.root_cause(item.scenario.id, session)
             if root is not None and item.clause == root.clause:
                 self._reported.add(item.scenario.id)
-                return CheckOutcome("failed", _shown_with_output(_root_failure(item, root), session.run()))
+                return CheckOutcome(
+                    "failed", _shown_with_output(self._root_failure(item, root), session.run())
+                )
             if (
                 root is not None
                 and root.clause not in self._judged.get(item.scenario.id, ())
@@ -322,7 +324,9 @@ class SuiteRunner:
                 # item to run carries the cause instead, once.
                 self._judged.setdefault(item.scenario.id, set()).add(root.clause)
                 self._reported.add(item.scenario.id)
-                return CheckOutcome("failed", _shown_with_output(_root_failure(item, root), session.run()))
+                return CheckOutcome(
+                    "failed", _shown_with_output(self._root_failure(item, root), session.run())
+                )
             if root is not None and not root.judges(item.clause):
                 return CheckOutcome("skipped", reason=root.skip_reason())
             session.last_read = None
@@ -337,8 +341,26 @@ class SuiteRunner:
         except NotApplicable as exc:
             return CheckOutcome("skipped", reason=str(exc))
         except CassetteError as exc:
-            return CheckOutcome("failed", _failure(item, f"cassette problem: {exc}"))
+            return CheckOutcome("failed", self._failure(item, f"cassette problem: {exc}"))
         return CheckOutcome("passed")
+
+    def _root_failure(self, item: PlannedCheck, root: RootCause) -> Failure:
+        language = self.settings.language
+        failure = Failure(
+            item.clause,
+            item.scenario.id,
+            item.profile,
+            root.message,
+            hint=root.hint or get_clause(root.clause, language).common_mistakes,
+            details=root.details,
+        )
+        if root.actual is None:
+            return failure
+        return replace(failure, expected=root.expected, actual=root.actual)
+
+    def _failure(self, item: PlannedCheck, message: str) -> Failure:
+        hint = get_clause(item.clause, self.settings.language).common_mistakes
+        return Failure(item.clause, item.scenario.id, item.profile, message, hint=hint)
 
 
 def judged_form(scenario: Scenario, profile: WireProfile, cassettes: CassetteCache) -> tuple[Scenario, bool]:
@@ -360,28 +382,8 @@ def judged_form(scenario: Scenario, profile: WireProfile, cassettes: CassetteCac
     return recorded_form(scenario, summaries_of(cassette, profile)), True
 
 
-def _root_failure(item: PlannedCheck, root: RootCause) -> Failure:
-    failure = Failure(
-        item.clause,
-        item.scenario.id,
-        item.profile,
-        root.message,
-        hint=root.hint or get_clause(root.clause).common_mistakes,
-        details=root.details,
-    )
-    if root.actual is None:
-        return failure
-    return replace(failure, expected=root.expected, actual=root.actual)
-
-
 def _shown_with_output(failure: Failure, run: ScenarioRun | None) -> Failure:
     """The failure with what the adapter printed during the run it was judged on (drivers keep it per run)."""
     if run is None or not run.output:
         return failure
     return replace(failure, details=with_output(failure.details, run.output, "the run judged here"))
-
-
-def _failure(item: PlannedCheck, message: str) -> Failure:
-    return Failure(
-        item.clause, item.scenario.id, item.profile, message, hint=get_clause(item.clause).common_mistakes
-    )

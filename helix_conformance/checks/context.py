@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..contract import AdapterSpec, ParsedToolCall, StepResult
+from ..language import Language
 from ..profiles.base import DecodedRequest, WireProfile
 from ..replay.faults import FaultVariant
 from ..replay.interactions import CassetteCache, ReplayInteraction, build_interactions
@@ -37,6 +38,8 @@ class HarnessSettings:
     happens when a check asks for it."""
     real_time: bool = False
     """Wait out the adapter's timers for real instead of skipping them (``--helix-real-time``)."""
+    language: Language = "python"
+    """The adapter's language (``adapters.language_of``): hints and messages speak it."""
     totals: RunTotals = field(default_factory=lambda: RunTotals())  # noqa: PLW0108 (defined below)
     """Every run of this process, summed: what virtual time skipped, and what it had to wait."""
 
@@ -214,6 +217,10 @@ class CheckContext:
     @property
     def spec(self) -> AdapterSpec:
         return self.session.spec
+
+    @property
+    def language(self) -> Language:
+        return self.session.settings.language
 
     @property
     def main(self) -> ScenarioRun:
