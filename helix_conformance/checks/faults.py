@@ -191,6 +191,8 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
         run = run_variant(ctx, variant)
         if clause == "NT-01":
             problem = f"raised {type(run.raised).__name__}: {run.raised}" if run.raised is not None else None
+            if problem is None and run.escaped:
+                problem = f"an error escaped the step: {run.escaped[0]}"
         elif clause == "NT-02":
             problem = _unusable(run, timeout) if run.raised is None else None
         else:

@@ -97,6 +97,9 @@ class ScenarioRun:
     """Wall seconds the loop really waited on a timer because a thread or socket of the adapter's was busy
     (a ``time.sleep`` in a worker thread): what virtual time could not skip (replay/clock.py)."""
     interactions: list[ReplayInteraction] = field(default_factory=list)
+    escaped: list[str] = field(default_factory=list)
+    """Errors of the adapter's that reached no one during the run: unhandled rejections and exceptions thrown
+    from its timers, which end a Node process by default (drivers report them; NT-01)."""
     output: str = ""
     """What the adapter wrote to stdout and stderr during the run, where its driver keeps it (Node): shown with
     the run's failures only (``replay/output.py``), never on the terminal."""

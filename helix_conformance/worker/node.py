@@ -1,7 +1,8 @@
 """``--adapter=node:path/to/adapter.mjs``: find Node and the driver package, start the driver for the session.
 
 A missing ``node``, a Node older than 20.6 or a missing driver is a one-line usage error saying what to install.
-The driver ships inside the package (``_drivers/node``), so nothing is installed with npm to run an adapter. Clauses that only exist for Python adapters are planned as not applicable here.
+The driver ships inside the package (``_drivers/node``), so nothing is installed with npm to run an adapter. NT-03 and HARN-04 are judged the Node way (docs/contract.md): cancellation through the step's AbortSignal, and
+the timers the adapter leaves scheduled (the driver's ``leftovers.js``).
 """
 
 from __future__ import annotations
@@ -14,22 +15,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from ..adapters import NODE_PREFIX as PREFIX
 from ..adapters import AdapterNotFound, ResolvedAdapter
 
-PREFIX = "node:"
 MIN_NODE = (20, 6)
 """The driver's ``engines.node`` (>= 20.6: ``import.meta.dirname``, stable ``--import``)."""
 DRIVER_PACKAGE = "@helix-conformance/driver"
 """The npm name of the driver (``drivers/node``), for its types and ``HelixError``; not on the registry yet
 (docs/typescript-adapters.md: installing it from the tarball ``helix-conformance driver --pack`` writes)."""
 DRIVER_BIN = Path("bin") / "helix-driver.mjs"
-NOT_APPLICABLE: dict[str, str] = {
-    "NT-03": "not applicable to a node: adapter: NT-03 cancels the asyncio task running generate_step; a "
-    "JavaScript adapter is cancelled through its AbortSignal, which AB-01..03 judge",
-    "HARN-04": "not applicable to a node: adapter: HARN-04 counts asyncio tasks left pending; Node cannot tell "
-    "the adapter's leftover timers from its HTTP client's connection-pool timers",
-}
-"""Clauses planned as skipped, with why, for adapters run by a driver."""
 
 
 def is_node(name: str) -> bool:

@@ -93,7 +93,7 @@ describe('runs', () => {
     assert.equal(returned.result.type, 'text');
     assert.equal(returned.result.content, 'say hello world');
     assert.equal(typeof returned.stepMs, 'number');
-    assert.equal(messages.at(-1).pending, null);
+    assert.deepEqual(messages.at(-1).pending, []);
   });
 
   test('the input is the seed camelCase shape: nulls absent, tool schema as inputSchema, context in seconds and ms', async () => {
@@ -234,6 +234,16 @@ describe('what adapters do wrong', () => {
     const messages = await run('ab5', 'wait-abort', { abortOnTextDelta: 1 });
     assert.deepEqual(kinds(messages), ['callback', 'abort_sent', 'callback_done', 'returned', 'done']);
     assert.match(returnedOf(messages).result.error.message, /aborted by the caller from onTextDelta/);
+  });
+
+  test('timers and immediates left scheduled are reported in done with where they were created (HARN-04)', async () => {
+    const { pending } = (await run('lt1', 'leave-timers')).at(-1);
+    assert.equal(pending.length, 3, JSON.stringify(pending));
+    assert.match(pending[0], /^setTimeout of 60000 ms, created at .*keepAlive .*behaviours\.mjs:\d+/);
+    assert.match(pending[1], /^setInterval every 30000 ms \(unref\), created at .*behaviours\.mjs:\d+/);
+    assert.match(pending[2], /^setTimeout of 45000 ms, created at .*behaviours\.mjs:\d+/); // timers/promises
+    assert.deepEqual((await run('lt2', 'cleared-timers')).at(-1).pending, []); // fired, cleared, awaited: none
+    assert.deepEqual((await run('lt3', 'fetch-pool')).at(-1).pending, []); // fetch's own pool timers are Node's
   });
 
   test('thinking callbacks carry both arguments', async () => {
