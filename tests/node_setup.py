@@ -38,6 +38,18 @@ def npm_or_skip(why: str) -> str:
     return npm
 
 
+def node_run(folder: Path, *arguments: str | Path) -> subprocess.CompletedProcess[str]:
+    """``node ARGUMENTS`` in ``folder`` (its output captured as text): a script, or a tool such as tsc."""
+    return subprocess.run(
+        [node_or_skip(), *map(str, arguments)],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
+        check=False,
+    )
+
+
 def npm_installed(folder: Path, *wanted: str) -> None:
     """``npm ci`` in ``folder`` unless every path of ``wanted`` (relative to it) exists; xdist workers install
     it once. Skips the test with npm's error when the install fails (no registry, no cache)."""

@@ -9,7 +9,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from node_setup import node_or_skip, npm_installed, npm_or_skip
+from node_setup import node_or_skip, node_run, npm_installed, npm_or_skip
 
 from helix_conformance.cli import main
 from helix_conformance.worker.node import DRIVER_PACKAGE, bundled_driver
@@ -42,7 +42,7 @@ def test_the_npm_tarball_installs_and_gives_types_and_helix_error(
 ) -> None:
     """`npm pack` of the driver, installed into a TypeScript project: an adapter typechecks against its types
     (tsc --strict) and imports HelixError at run time."""
-    node = node_or_skip()
+    node_or_skip()
     npm = npm_or_skip("the driver's npm tarball cannot be packed or installed")
     npm_installed(TYPESCRIPT_FIXTURE, "node_modules/typescript")
     assert main(["driver", "--pack", str(tmp_path)]) == 0
@@ -60,18 +60,9 @@ def test_the_npm_tarball_installs_and_gives_types_and_helix_error(
     (project / "adapter.ts").write_text(ADAPTER_TS)
     (project / "tsconfig.json").write_text(TSCONFIG)
     tsc = TYPESCRIPT_FIXTURE / "node_modules" / "typescript" / "bin" / "tsc"
-    typed = subprocess.run(
-        [node, str(tsc), "-p", "."],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    typed = node_run(project, tsc, "-p", ".")
     assert typed.returncode == 0, typed.stdout[-3000:]
-    ran = subprocess.run(
-        [node, "dist/adapter.js"], cwd=project, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-    )
+    ran = node_run(project, "dist/adapter.js")
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert json.loads(ran.stdout) == {
         "name": "HelixError",
@@ -83,14 +74,7 @@ def test_the_npm_tarball_installs_and_gives_types_and_helix_error(
     }
     broken = ADAPTER_TS.replace("wireProfile: 'openai-chat'", "wire_profile: 'openai-chat'")
     (project / "adapter.ts").write_text(broken)
-    mistyped = subprocess.run(
-        [node, str(tsc), "-p", "."],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    mistyped = node_run(project, tsc, "-p", ".")
     assert mistyped.returncode != 0
     assert "wire_profile" in mistyped.stdout
 

@@ -1,6 +1,7 @@
-"""``--adapter=node:...`` end to end: the Node driver (drivers/node) under pytest, a minimal JavaScript adapter
-judged both ways, and the TypeScript Vercel AI SDK example on one profile. Skipped, saying what is missing, when
-Node.js >= 20.6 or npm is absent; the example's npm packages are installed on first use."""
+"""``--adapter=node:...`` end to end: the Node driver (drivers/node) under pytest — its own suite, its typecheck,
+TypeScript loaded through real tsx —, a minimal JavaScript adapter judged both ways, its console kept per run, the
+fetch template and the Vercel AI SDK example on a slice each. Skipped, saying what is missing, when Node.js >=
+20.6 or npm is absent; npm packages are installed on first use (tests/node_setup.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from node_setup import node_or_skip, npm_installed
+from node_setup import node_or_skip, node_run, npm_installed
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "drivers" / "node"
@@ -70,17 +71,8 @@ def test_driver_unit_tests_pass() -> None:
 
 def test_driver_javascript_typechecks_against_its_declarations() -> None:
     """`npm run typecheck` (tsc --checkJs, strict): the JSDoc-typed sources against src/index.d.ts."""
-    node = _node()
     npm_installed(DRIVER, "node_modules/typescript", "node_modules/@types/node")
-    tsc = DRIVER / "node_modules" / "typescript" / "bin" / "tsc"
-    done = subprocess.run(
-        [node, str(tsc), "-p", "jsconfig.json"],
-        cwd=DRIVER,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    done = node_run(DRIVER, DRIVER / "node_modules" / "typescript" / "bin" / "tsc", "-p", "jsconfig.json")
     assert done.returncode == 0, done.stdout[-3000:]
 
 
