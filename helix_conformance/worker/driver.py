@@ -70,7 +70,9 @@ def _cancelled(run: ScenarioRun, state: _RunState) -> None:
     if state.returned_at is None:
         run.cancelled = False  # still running at the deadline (timed out) or the driver ended
         return
-    run.cancel_latency_s = state.returned_at - state.abort_sent_at if state.abort_sent_at else None
+    if state.abort_sent_at is None or state.returned_at < state.abort_sent_at:
+        return  # the step was over before the cancel point: nothing was cancelled
+    run.cancel_latency_s = state.returned_at - state.abort_sent_at
     returned = run.trace.returned_at()
     read_on = any(e.last and (returned is None or e.seq < returned) for e in run.trace.of("chunk"))
     run.cancelled = run.raised is None and bool(run.results) and not read_on
@@ -264,7 +266,7 @@ class DriverWorker:
             self._converse(run, state, request)
         run.unused_interactions = server.unused()
         run.duration_s = time.monotonic() - started
-        if options.cancel_after_chunks is not None and state.abort_sent_at is not None:
+        if options.cancel_after_chunks is not None:
             _cancelled(run, state)
         return run
 
