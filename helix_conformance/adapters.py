@@ -13,6 +13,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from .contract.spec import AdapterSpec
+from .language import Language
 
 ENTRY_POINT_GROUP = "helix_conformance.adapters"
 BUILTINS: dict[str, str] = {
@@ -26,6 +27,14 @@ BUILTINS: dict[str, str] = {
 
 CMD_PREFIX = "cmd:"
 """``--adapter=cmd:COMMAND``: run COMMAND as a protocol-v2 driver (docs/worker-protocol.md)."""
+NODE_PREFIX = "node:"
+"""``--adapter=node:PATH``: a JavaScript/TypeScript adapter, run by the Node driver (worker/node.py)."""
+
+
+def language_of(adapter: str) -> Language:
+    """The language failures speak to the author of the adapter named ``adapter`` (as on ``--adapter``): the
+    seed's TypeScript for ``node:`` and ``cmd:`` drivers (protocol v2 is Helix's camelCase JSON), else Python."""
+    return "typescript" if adapter.startswith((NODE_PREFIX, CMD_PREFIX)) else "python"
 
 
 class AdapterNotFound(Exception):

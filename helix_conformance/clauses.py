@@ -7,8 +7,11 @@ clause for clause (ids, levels and sources); ``docs/contract.md`` is the same ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
+
+from .clauses_typescript import TYPESCRIPT
+from .language import Language
 
 __all__ = ["ADDED_SINCE_SPECIFICATION", "AREAS", "CLAUSES", "RETRY_AFTER_BOUND_S", "Clause", "get_clause"]
 
@@ -1376,16 +1379,20 @@ ADDED_SINCE_SPECIFICATION: dict[str, str] = {
 why; the specification's own clauses keep their ids, levels and sources."""
 
 
-def get_clause(clause_id: str) -> Clause:
-    """The clause with this id (e.g. ``"RES-06"``); KeyError naming the known area prefixes if unknown."""
+def get_clause(clause_id: str, language: Language = "python") -> Clause:
+    """The clause with this id (e.g. ``"RES-06"``) as an adapter author in ``language`` reads it (the
+    TypeScript wording of ``clauses_typescript.py``); KeyError naming the known area prefixes if unknown."""
     try:
-        return CLAUSES[clause_id]
+        clause = CLAUSES[clause_id]
     except KeyError:
         areas = ", ".join(f"{prefix} ({name})" for prefix, name in AREAS.items())
         raise KeyError(
             f"unknown contract clause {clause_id!r}: clause ids look like 'RES-01', "
             f"with one of the area prefixes {areas}; see docs/contract.md"
         ) from None
+    if language == "typescript":
+        return replace(clause, **TYPESCRIPT.get(clause_id, {}))
+    return clause
 
 
 REQUEST_SIDE = ("MSG-", "TOOL-", "CFG-01", "CFG-02", "CACHE-")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from . import __version__
-from .adapters import ResolvedAdapter
+from .adapters import ResolvedAdapter, language_of
 from .baseline import BaselineError, load_baseline
 from .checks.context import HarnessSettings
 from .checks.registry import Failure
@@ -172,6 +172,7 @@ class ConformancePlugin:
             examples=int(options["helix_examples"][0]),
             seed=options["helix_seed"][0],
             real_time=bool(options["helix_real_time"][0]),
+            language=language_of(resolved.requested),
         )
         self.log = OutcomeLog()
         if options["helix_in_process"][0]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .adapters import AdapterNotFound, ResolvedAdapter, name_of, resolve_adapter
+from .adapters import AdapterNotFound, ResolvedAdapter, language_of, name_of, resolve_adapter
 from .baseline import Baseline
 from .checks.context import HarnessSettings, RunTicket
 from .contract.spec import AdapterSpec
@@ -211,7 +211,12 @@ def run_suite(
     ]
     gate = Gate(strict, baseline)
     settings = HarnessSettings(
-        timeout=timeout, examples=examples, seed=seed, executor=isolation.executor, submit=isolation.submit
+        timeout=timeout,
+        examples=examples,
+        seed=seed,
+        executor=isolation.executor,
+        submit=isolation.submit,
+        language=language_of(requested or spec.name),
     )
     runner = SuiteRunner(spec, settings, cassette_dir, look_ahead=True)
     runner.expect(planned)

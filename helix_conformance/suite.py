@@ -20,6 +20,8 @@ from .profiles import get_profile
 from .profiles.base import WireProfile
 from .replay.cassette import CassetteError
 from .replay.interactions import CassetteCache
+from .replay.output import with_output
+from .replay.runner import ScenarioRun
 from .scenarios import SCENARIOS, scenarios_for
 from .scenarios.model import Scenario
 from .scenarios.recorded import RecordedScenario, gap_reason, judged_on
@@ -329,7 +331,7 @@ class SuiteRunner:
         try:
             applicable = session.applicability()
         except CassetteError as exc:
-            return CheckOutcome("failed", _failure(item, f"cassette problem: {exc}"))
+            return CheckOutcome("failed", self._failure(item, f"cassette problem: {exc}"))
         if applicable.matrix:
             self._matrix_only.add(item.scenario.id)
         if applicable.unmet is not None:
@@ -349,7 +351,9 @@ class SuiteRunner:
             root = self.root_cause(item.scenario.id, session) if root_cause else None
             if root is not None and item.clause == root.clause:
                 self._reported.add(item.scenario.id)
-                return CheckOutcome("failed", _root_failure(item, root))
+                return CheckOutcome(
+                    "failed", _shown_with_output(self._root_failure(item, root), session.run())
+                )
             if (
                 root is not None
                 and root.clause not in self._judged.get(item.scenario.id, ())
@@ -359,9 +363,12 @@ class SuiteRunner:
                 # item to run carries the cause instead, once.
                 self._judged.setdefault(item.scenario.id, set()).add(root.clause)
                 self._reported.add(item.scenario.id)
-                return CheckOutcome("failed", _root_failure(item, root))
+                return CheckOutcome(
+                    "failed", _shown_with_output(self._root_failure(item, root), session.run())
+                )
             if root is not None and not root.judges(item.clause):
                 return CheckOutcome("skipped", reason=root.skip_reason())
+            session.last_read = None
             if item.scenario.generated:
                 from .checks.generated import judge_generated
 
@@ -369,14 +376,32 @@ class SuiteRunner:
             else:
                 item.check.func(ctx)
         except CheckFailed as exc:
-            return CheckOutcome("failed", exc.failure)
+            return CheckOutcome("failed", _shown_with_output(exc.failure, session.last_read))
         except NotApplicable as exc:
             return CheckOutcome("skipped", reason=str(exc))
         except CassetteError as exc:
-            return CheckOutcome("failed", _failure(item, f"cassette problem: {exc}"))
+            return CheckOutcome("failed", self._failure(item, f"cassette problem: {exc}"))
         except Exception as exc:  # the check's own error: data on its clause, never a traceback
             return CheckOutcome("failed", own_error(item.clause, item.scenario.id, item.profile, exc))
         return CheckOutcome("passed")
+
+    def _root_failure(self, item: PlannedCheck, root: RootCause) -> Failure:
+        language = self.settings.language
+        failure = Failure(
+            item.clause,
+            item.scenario.id,
+            item.profile,
+            root.message,
+            hint=root.hint or get_clause(root.clause, language).common_mistakes,
+            details=root.details,
+        )
+        if root.actual is None:
+            return failure
+        return replace(failure, expected=root.expected, actual=root.actual)
+
+    def _failure(self, item: PlannedCheck, message: str) -> Failure:
+        hint = get_clause(item.clause, self.settings.language).common_mistakes
+        return Failure(item.clause, item.scenario.id, item.profile, message, hint=hint)
 
 
 def judged_form(scenario: Scenario, profile: WireProfile, cassettes: CassetteCache) -> tuple[Scenario, bool]:
@@ -398,21 +423,8 @@ def judged_form(scenario: Scenario, profile: WireProfile, cassettes: CassetteCac
     return recorded_form(scenario, summaries_of(cassette, profile)), True
 
 
-def _root_failure(item: PlannedCheck, root: RootCause) -> Failure:
-    failure = Failure(
-        item.clause,
-        item.scenario.id,
-        item.profile,
-        root.message,
-        hint=root.hint or get_clause(root.clause).common_mistakes,
-        details=root.details,
-    )
-    if root.actual is None:
+def _shown_with_output(failure: Failure, run: ScenarioRun | None) -> Failure:
+    """The failure with what the adapter printed during the run it was judged on (drivers keep it per run)."""
+    if run is None or not run.output:
         return failure
-    return replace(failure, expected=root.expected, actual=root.actual)
-
-
-def _failure(item: PlannedCheck, message: str) -> Failure:
-    return Failure(
-        item.clause, item.scenario.id, item.profile, message, hint=get_clause(item.clause).common_mistakes
-    )
+    return replace(failure, details=with_output(failure.details, run.output, "the run judged here"))

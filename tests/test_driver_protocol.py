@@ -52,7 +52,7 @@ def outcomes(
     spec = resolve_adapter(adapter).spec
     planned = [
         p
-        for p in plan_suite(spec, None, node.NOT_APPLICABLE)
+        for p in plan_suite(spec, None)
         if p.scenario.id in scenarios and (clauses is None or p.clause in clauses)
     ]
     runner = SuiteRunner(spec, HarnessSettings(timeout=6.0, examples=1, executor=executor, submit=submit))
@@ -183,12 +183,39 @@ def test_a_driver_that_cannot_load_the_adapter_is_a_usage_error() -> None:
     assert worker.process is None
 
 
-def test_python_only_clauses_are_planned_as_not_applicable() -> None:
+class _Resolves:
+    """A driver that resolved ``spec`` (launch._driver reads only that)."""
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+
+    def resolve(self) -> Any:
+        from helix_conformance.adapters import ResolvedAdapter
+
+        return ResolvedAdapter(self.spec, "node:a.mjs", "a.mjs", "node v20")
+
+    def close(self) -> None:
+        pass
+
+
+def test_what_a_driver_cannot_judge_is_planned_as_not_applicable_with_why() -> None:
+    """NT-03 cancels a driver's step through its AbortSignal: not applicable without 'abort'; HARN-04 only
+    for cmd: drivers, which report no leftover work (the Node driver does)."""
+    from dataclasses import replace
+
+    from helix_conformance.worker import launch
+
     spec = resolve_adapter("openai").spec
-    skipped = {p.clause: p.skip_reason for p in plan_suite(spec, None, node.NOT_APPLICABLE) if p.skip_reason}
-    assert "asyncio task" in str(skipped["NT-03"])
+    node_adapter = launch._driver(_Resolves(spec), {})  # type: ignore[arg-type]
+    assert node_adapter.resolved.not_applicable == ()
+    without_abort = replace(spec, capabilities=spec.capabilities - {"abort"})
+    opened = launch._driver(_Resolves(without_abort), dict(launch.DRIVER_NOT_APPLICABLE))  # type: ignore[arg-type]
+    skipped = {
+        p.clause: p.skip_reason for p in plan_suite(without_abort, None, dict(opened.resolved.not_applicable))
+    }
     assert "AbortSignal" in str(skipped["NT-03"])
-    assert "HARN-04" in skipped
+    assert "'abort'" in str(skipped["NT-03"])
+    assert "only the Node driver" in str(skipped["HARN-04"])
 
 
 # --- Helix JSON ------------------------------------------------------------------------------------------
@@ -258,18 +285,26 @@ def test_missing_or_old_node_is_a_one_line_usage_error(
         node.node_binary()
 
 
-def test_a_driver_without_its_dependencies_says_to_npm_install(
+def test_the_driver_is_this_installation_s_unless_helix_driver_names_another(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    package = tmp_path / "node_modules" / "@helix-conformance" / "driver"
+    """No npm step: the driver shipped with the package is found; HELIX_DRIVER overrides it, and one whose
+    dependencies were never installed says to npm install them."""
+    monkeypatch.delenv("HELIX_DRIVER", raising=False)
+    assert node.driver_script() == node.bundled_driver() / "bin" / "helix-driver.mjs"
+    assert node.driver_script().is_file()
+    package = tmp_path / "driver"
     (package / "bin").mkdir(parents=True)
     (package / "bin" / "helix-driver.mjs").write_text("")
     (package / "package.json").write_text('{"dependencies": {"left-pad": "1.0.0"}}')
-    monkeypatch.delenv("HELIX_DRIVER", raising=False)
+    monkeypatch.setenv("HELIX_DRIVER", str(package))
     with pytest.raises(AdapterNotFound, match="run `npm install` in"):
-        node.driver_script(tmp_path)
-    (tmp_path / "node_modules" / "left-pad").mkdir()
-    assert node.driver_script(tmp_path) == package / "bin" / "helix-driver.mjs"
+        node.driver_script()
+    (package / "node_modules" / "left-pad").mkdir(parents=True)
+    assert node.driver_script() == package / "bin" / "helix-driver.mjs"
+    monkeypatch.setenv("HELIX_DRIVER", str(tmp_path / "nowhere"))
+    with pytest.raises(AdapterNotFound, match=r"is not the driver's bin/helix-driver\.mjs"):
+        node.driver_script()
 
 
 def run_pytest(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -287,9 +322,9 @@ def test_pytest_adapter_node_runs_the_suite_through_the_driver(tmp_path: Path) -
         tmp_path, "--adapter=node:openai", "-k", "text_basic and (STR-02 or NT-03 or RES-01)", "-rs", env=env
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "NT-03" in done.stdout
-    assert "not applicable to a node: adapter" in done.stdout
-    assert "2 passed" in done.stdout
+    assert (
+        "3 passed" in done.stdout
+    )  # NT-03 too: the reference adapter settles at once when its signal aborts
 
 
 def test_pytest_adapter_node_without_node_is_exit_4(tmp_path: Path) -> None:

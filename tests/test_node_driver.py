@@ -1,18 +1,17 @@
-"""``--adapter=node:...`` end to end: the Node driver (drivers/node) under pytest, a minimal JavaScript adapter
-judged both ways, and the TypeScript Vercel AI SDK example on one profile. Skipped, saying what is missing, when
-Node.js >= 20.6 or npm is absent; the example's npm packages are installed on first use."""
+"""``--adapter=node:...`` end to end: the Node driver (drivers/node) under pytest — its own suite, its typecheck,
+TypeScript loaded through real tsx —, a minimal JavaScript adapter judged both ways, its console kept per run, the
+fetch template and the Vercel AI SDK example on a slice each. Skipped, saying what is missing, when Node.js >=
+20.6 or npm is absent; npm packages are installed on first use (tests/node_setup.py)."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from node_setup import node_or_skip, node_run, npm_installed
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "drivers" / "node"
@@ -22,41 +21,13 @@ TIMEOUT_S = 600
 
 
 def _node() -> str:
-    node = shutil.which(os.environ.get("HELIX_NODE") or "node")
-    if node is None:
-        pytest.skip("Node.js >= 20.6 is not on PATH (nor HELIX_NODE): the node: adapter tests need it")
-    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    found = re.match(r"v(\d+)\.(\d+)", version)
-    if found is None or (int(found.group(1)), int(found.group(2))) < (20, 6):
-        pytest.skip(
-            f"Node.js >= 20.6 is needed for the node: adapter tests; {node} is {version or 'unknown'}"
-        )
-    return node
+    return node_or_skip()
 
 
 def _example_installed() -> None:
-    """The example's npm packages, installed here on first use (``npm ci``: exactly package-lock.json, from
-    npm's cache when it has them), so the README's one test command needs no npm step of its own."""
-    _node()
-    wanted = ("node_modules/ai", "dist/openai.js")
-    if all((EXAMPLE / p).exists() for p in wanted):
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not on PATH: examples/vercel-ai-adapter cannot be installed (`npm ci` there)")
-    with open(EXAMPLE / ".npm-install.lock", "w") as lock:  # xdist workers install it once
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not all((EXAMPLE / p).exists() for p in wanted):
-            done = subprocess.run(
-                [npm, "ci", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=EXAMPLE,
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT_S,
-                check=False,
-            )
-            if done.returncode != 0:
-                pytest.skip(f"`npm ci` in examples/vercel-ai-adapter failed: {done.stderr.strip()[-500:]}")
+    """The example's npm packages, installed here on first use (``npm ci``; `npm ci` also builds dist/), so the
+    README's one test command needs no npm step of its own."""
+    npm_installed(EXAMPLE, "node_modules/ai", "dist/openai.js")
 
 
 def _gate(
@@ -73,15 +44,43 @@ def _gate(
     )
 
 
-def test_driver_unit_tests_pass() -> None:
-    """The driver's own suite (node --test): protocol, callbacks, errors, abort, hostile adapters."""
+TYPESCRIPT_FIXTURE = DRIVER / "test" / "typescript"
+"""TypeScript adapters in a package with tsx and typescript from npm (``npm ci`` there builds dist/ with tsc)."""
+
+
+def _node_tests(*files: str) -> None:
+    """``node --test FILES`` in the driver's folder: all must pass, none skipped."""
     node = _node()
-    tests = sorted(str(p.relative_to(DRIVER)) for p in (DRIVER / "test").glob("*.test.mjs"))
     done = subprocess.run(
-        [node, "--test", *tests], cwd=DRIVER, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+        [node, "--test", *files], cwd=DRIVER, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert re.search(r"^# fail 0$", done.stdout, re.MULTILINE), done.stdout[-2000:]
+    assert re.search(r"^# skipped 0$", done.stdout, re.MULTILINE), done.stdout[-2000:]
+
+
+def test_driver_unit_tests_pass() -> None:
+    """The driver's own suite (node --test): protocol, callbacks, errors, abort, hostile adapters."""
+    tests = sorted(
+        str(p.relative_to(DRIVER))
+        for p in (DRIVER / "test").glob("*.test.mjs")
+        if p.name != "typescript.test.mjs"
+    )
+    _node_tests(*tests)
+
+
+def test_driver_javascript_typechecks_against_its_declarations() -> None:
+    """`npm run typecheck` (tsc --checkJs, strict): the JSDoc-typed sources against src/index.d.ts."""
+    npm_installed(DRIVER, "node_modules/typescript", "node_modules/@types/node")
+    done = node_run(DRIVER, DRIVER / "node_modules" / "typescript" / "bin" / "tsc", "-p", "jsconfig.json")
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_typescript_adapters_load_through_real_tsx() -> None:
+    """.ts, .mts and .cts adapters through the tsx npm installs today (4.23: its CommonJS API cannot register),
+    and tsc's .js and .cjs output, each loaded and run by the driver."""
+    npm_installed(TYPESCRIPT_FIXTURE, "node_modules/tsx", "dist/compiled.js", "dist/compiled-cjs.cjs")
+    _node_tests("test/typescript.test.mjs")
 
 
 SLICE = "openai-chat::text_basic:: and (RES-01 or RES-02 or STR-01 or STR-02 or STOP-01 or MSG-01 or MSG-10)"
@@ -126,3 +125,39 @@ def test_vercel_ai_adapter_gates_on_anthropic_with_its_known_bugs() -> None:
     assert re.search(
         r"known failures \(baseline, not failing the gate\): \d+ check\(s\) in NT-05", done.stdout
     ), done.stdout[-3000:]
+
+
+TEMPLATE = ROOT / "examples" / "fetch-template-adapter"
+TEMPLATE_SLICE = (
+    "text_basic or tool_call_parallel or finish_tool or thinking_text or http_429 or midstream_error or "
+    "connection_reset or retry_429_then_success or abort_before or abort_midstream or stall_read_timeout or compat_"
+)
+
+
+def test_fetch_template_adapter_passes_the_gate_on_its_slice() -> None:
+    """The TypeScript template on plain fetch, loaded from adapter.ts through its own tsx: no baseline, no failure
+    on a slice of every family (its full run passes too: examples/fetch-template-adapter/README.md)."""
+    npm_installed(TEMPLATE, "node_modules/tsx", "node_modules/@helix-conformance/driver")
+    done = _gate("node:examples/fetch-template-adapter/adapter.ts", TEMPLATE_SLICE, "--helix-strict")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "VERDICT: PASS" in done.stdout
+    abort = re.search(r"^AB Abort\s+(\d+)\s+(\d+)\s+0\s", done.stdout, re.MULTILINE)
+    assert abort is not None, done.stdout[-3000:]
+    assert int(abort.group(2)) == 3, done.stdout[-3000:]  # AB-01..03 judged, all held
+
+
+def test_console_noise_is_shown_once_with_the_failure_of_its_run_only() -> None:
+    """An SDK logging a line per unparsable event floods nothing: each run's stdout/stderr comes back with the
+    run, and only a failing check shows it, the repeated line once with its count."""
+    _node()
+    env = {"HELIX_TEST_NOISY": "1", "HELIX_TEST_BUFFERED": "1"}
+    done = _gate(MINIMAL, SLICE, env=env)
+    assert done.returncode == 1, done.stdout[-4000:]
+    noise = 'Could not parse message into JSON: data: {"broken"'
+    assert f"{noise}   [× 300, back to back]" in done.stdout, done.stdout[-4000:]
+    failures = len(re.findall(r"^FAILED ", done.stdout, re.MULTILINE))
+    assert failures == 1
+    assert done.stdout.count(noise) == failures  # once, in the STR-02 failure; the passing checks show none
+    assert noise not in done.stderr
+    assert "the adapter's stdout/stderr during the run judged here:\n" in done.stdout
+    assert "step for Say hello." in done.stdout  # console.log too, after the stderr lines as written

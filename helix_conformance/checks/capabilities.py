@@ -14,8 +14,9 @@ from typing import Any, NoReturn
 from ..clauses import get_clause
 from ..contract import ErrorStepResult, HelixError
 from ..contract.results import STEP_RESULT_TYPES
+from ..language import Said
 from .context import CheckContext
-from .registry import CheckFailed, Failure, NotApplicable, check, load_all_checks
+from .registry import CheckFailed, Failure, NotApplicable, check, fail, load_all_checks
 
 
 def _thinking_omitted(ctx: CheckContext) -> str | None:
@@ -148,11 +149,14 @@ def undeclared_capability_fails_predictably(ctx: CheckContext) -> None:
 
 def _fail(ctx: CheckContext, message: str, **evidence: Any) -> NoReturn:
     """Like ``fail``, with a hint about capabilities rather than HARN-05's hint about empty selections."""
-    raise CheckFailed(Failure(ctx.clause, ctx.scenario.id, ctx.profile.name, message, hint=HINT, **evidence))
+    fail(ctx, message, hint=HINT, **evidence)
 
 
-HINT = (
+HINT = Said(
     "Either declare the capability in AdapterSpec.capabilities and meet its clauses, or, where the request "
     "or response needs it, return an ErrorStepResult with a HelixError, or leave it out entirely (no "
-    "thinking glued onto the text, no cache markers, never a dropped tool call)."
+    "thinking glued onto the text, no cache markers, never a dropped tool call).",
+    "Either declare the capability in `spec.capabilities` and meet its clauses, or, where the request or "
+    "response needs it, return an error result with a HelixError, or leave it out entirely (no thinking glued "
+    "onto the text, no cache markers, never a dropped tool call).",
 )

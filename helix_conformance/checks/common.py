@@ -72,12 +72,19 @@ def sends_request(scenario: Scenario, profile: WireProfile) -> bool:
     return any(not e.optional for e in scenario.exchanges)
 
 
-def did_not_return(run: ScenarioRun, timeout: float, allowed_wait_s: float = 0) -> str:
+def did_not_return(
+    run: ScenarioRun,
+    timeout: float,
+    allowed_wait_s: float = 0,
+    step: str = "generate_step",
+    settles: bool = False,
+) -> str:
     """A hung step in words (with the wait the contract allows on top of the limit, if any), with what the
-    adapter's processes looked like then (memory, a stopped process) when its worker measured it."""
+    adapter's processes looked like then (memory, a stopped process) when its worker measured it. A JavaScript
+    step ``settles`` (its promise) rather than returns."""
     allowed = f" (plus the {allowed_wait_s:g} s wait the contract allows here)" if allowed_wait_s else ""
     note = f" ({run.hang_note})" if run.hang_note else ""
-    return f"generate_step did not return within {timeout} s{allowed}{note}"
+    return f"{step} did not {'settle' if settles else 'return'} within {timeout} s{allowed}{note}"
 
 
 def endpoint_requests(run: ScenarioRun, profile: WireProfile) -> list[SentRequest]:

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from ..clauses import RETRY_AFTER_BOUND_S
 from ..contract import AdapterSpec, ParsedToolCall, StepResult
+from ..language import Language
 from ..profiles.base import DecodedRequest, WireProfile
 from ..profiles.servers import declared_servers
 from ..replay.faults import FaultVariant
@@ -39,6 +40,8 @@ class HarnessSettings:
     happens when a check asks for it."""
     real_time: bool = False
     """Wait out the adapter's timers for real instead of skipping them (``--helix-real-time``)."""
+    language: Language = "python"
+    """The adapter's language (``adapters.language_of``): hints and messages speak it."""
     totals: RunTotals = field(default_factory=lambda: RunTotals())  # noqa: PLW0108 (defined below)
     """Every run of this process, summed: what virtual time skipped, and what it had to wait."""
 
@@ -113,6 +116,9 @@ class ScenarioSession:
         """The scenario's limit on the step, in the loop's (virtual) seconds."""
         return self.settings.timeout + self.allowed_wait_s
 
+    last_read: ScenarioRun | None = None
+    """The run a check asked for last: a failure shows what the adapter printed during it (suite.py)."""
+
     def interactions(self) -> list[ReplayInteraction]:
         if self._interactions is None and not self.profile.replays:
             self._interactions = []
@@ -124,7 +130,8 @@ class ScenarioSession:
         """The run with these options, computed once; ``keep=False`` for one-off property-test runs."""
         options = self._normalized(options)
         if options in self._runs:
-            return self._runs[options]
+            self.last_read = self._runs[options]
+            return self.last_read
         ticket = self._ahead_runs.pop(options, None)
         if ticket is not None:
             run = self._collect(ticket)
@@ -139,6 +146,7 @@ class ScenarioSession:
             )
         if keep:
             self._runs[options] = run
+        self.last_read = run
         return run
 
     def run_variant(self, key: str, scenario: Scenario, interactions: list[ReplayInteraction]) -> ScenarioRun:
@@ -157,7 +165,8 @@ class ScenarioSession:
                     self._variant_options(),
                     scripted=self.scripted,
                 )
-        return self._variant_runs[key]
+        self.last_read = self._variant_runs[key]
+        return self.last_read
 
     # --- runs sent ahead: hints, never a different result ---------------------------------------------
 
@@ -263,6 +272,10 @@ class CheckContext:
     @property
     def spec(self) -> AdapterSpec:
         return self.session.spec
+
+    @property
+    def language(self) -> Language:
+        return self.session.settings.language
 
     @property
     def main(self) -> ScenarioRun:

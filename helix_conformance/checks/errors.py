@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from ..clauses import RETRY_AFTER_BOUND_S
 from ..contract import ErrorStepResult, HelixError
 from ..contract.results import STEP_RESULT_TYPES
+from ..language import Said
 from ..profiles.base import WireProfile
 from ..replay.delivery import MutatedPlan, SplitPlan
 from ..replay.runner import REPLAY_API_KEY, RunOptions
@@ -303,8 +304,19 @@ def generate_step_never_raises(ctx: CheckContext) -> None:
             expected="a StepResult",
             actual=f"{type(run.raised).__name__}: {run.raised}",
         )
+    if run.escaped:
+        fail(ctx, escaped_message(run.escaped), expected="no error escaping the step", actual=run.escaped)
     if corpus_base(ctx.scenario, ctx.profile):  # and under every generated fault of this stream
         check_corpus(ctx)
+
+
+def escaped_message(escaped: list[str]) -> str:
+    """NT-01's message for errors that escaped the step by another way than its return (drivers report them)."""
+    more = f" (and {len(escaped) - 1} more)" if len(escaped) > 1 else ""
+    return (
+        f"an error escaped the step: {escaped[0]}{more}. Nothing awaited or caught it; Node ends the process on "
+        "an unhandled rejection or an exception from a timer by default, so in an agent it is a crash"
+    )
 
 
 def _mutation_applies(scenario: Scenario, profile: WireProfile) -> bool:
@@ -388,9 +400,15 @@ def cancellation_is_not_swallowed(ctx: CheckContext) -> None:
         outcome = short(run.result) if run.results else repr(run.raised) if run.raised else "still running"
         fail(
             ctx,
-            "cancelling the task running generate_step must end it with asyncio.CancelledError",
-            expected="CancelledError",
+            Said(
+                "cancelling the task running generate_step must end it with asyncio.CancelledError",
+                "aborting the step's signal mid-stream (how a JavaScript step is cancelled) must settle it at "
+                "once with an error result, without reading the rest of the response: it "
+                + ("rejected" if run.raised else "was still running" if not run.results else "read on"),
+            ),
+            expected=Said("CancelledError", "an error result (request_aborted), before the last chunk"),
             actual=outcome,
+            details=run.trace.describe(),
         )
     if run.cancel_latency_s is not None and run.cancel_latency_s > 1.0:
         fail(ctx, "cancellation took too long", expected="< 1 s", actual=f"{run.cancel_latency_s:.2f} s")
@@ -409,7 +427,10 @@ def stalled_stream_does_not_hang(ctx: CheckContext) -> None:
         fail(
             ctx,
             f"a stalled stream hung the step past the timeout: no read timeout ended it{ignored}",
-            expected=f"return within {ctx.session.settings.timeout} s (read timeout: AdapterContext.timeout)",
+            expected=Said(
+                f"return within {ctx.session.settings.timeout} s (read timeout: AdapterContext.timeout)",
+                f"settle within {ctx.session.settings.timeout} s (read timeout: context.timeoutMs)",
+            ),
             actual="timed out",
         )
     _code_is_expected(ctx)

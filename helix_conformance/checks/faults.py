@@ -197,6 +197,8 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
         run = run_variant(ctx, variant)
         if clause == "NT-01":
             problem = f"raised {type(run.raised).__name__}: {run.raised}" if run.raised is not None else None
+            if problem is None and run.escaped:
+                problem = f"an error escaped the step: {run.escaped[0]}"
         elif clause == "NT-02" or (clause == HANG_CLAUSE and variant.kind == "held_open"):
             problem = _unusable(run, timeout) if run.raised is None else None
             if problem and variant.kind == "held_open":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..language import Said
 from ..replay.interactions import ReplayInteraction
 from ..replay.runner import ScenarioRun
 from ..replay.trace import SentRequest
@@ -19,15 +20,15 @@ def every_request_matched(ctx: CheckContext) -> None:
     endpoint = ctx.sent()
     others = [f"{r.method} {r.url}" for r in run.trace.requests if not any(r is e for e in endpoint)]
     if run.unintercepted:
-        what, hint = reached_outside(run.unintercepted)
+        what, outside_hint = reached_outside(run.unintercepted)
         fail(
             ctx,
             f"{what}: {', '.join(run.unintercepted[:3])}",
             expected="every request made with httpx or httpx2, and no other way out to the network"
-            + (" or to other processes" if hint is PROCESS_HINT else ""),
+            + (" or to other processes" if outside_hint is PROCESS_HINT else ""),
             actual=run.unintercepted + others,
             details=run.trace.describe(),
-            hint=hint,
+            hint=outside_hint,
         )
     if others:
         fail(
@@ -37,10 +38,12 @@ def every_request_matched(ctx: CheckContext) -> None:
             expected=f"only {_endpoint(ctx)}",
             actual=others,
             details=run.trace.describe(),
-            hint=(
+            hint=Said(
                 "A library fetching data while the step runs: LiteLLM downloads its model cost map unless "
                 "LITELLM_LOCAL_MODEL_COST_MAP=True; a models-list, token-count or health-check call before the "
-                "completion. Turn it off, or do it once outside generate_step."
+                "completion. Turn it off, or do it once outside generate_step.",
+                "A library fetching data while the step runs: a models-list, token-count or health-check call "
+                "before the completion. Turn it off, or do it once outside generateStep.",
             ),
         )
     unmatched = [r for r in endpoint if r.interaction is None]
@@ -149,7 +152,7 @@ def every_interaction_used(ctx: CheckContext) -> None:
         )
 
 
-def reached_outside(unintercepted: list[str]) -> tuple[str, str]:
+def reached_outside(unintercepted: list[str]) -> tuple[str, Said]:
     """What the refusals the worker reported amount to, and the hint for it: processes, or the network."""
     if any(word in u for u in unintercepted for word in PROCESS_WORDS):
         return (
@@ -163,21 +166,29 @@ def reached_outside(unintercepted: list[str]) -> tuple[str, str]:
 
 PROCESS_WORDS = ("process", "fork", "signal", "C function")
 """How the worker's guard words what is not the network (worker/guard.py)."""
-PROCESS_HINT = (
+PROCESS_HINT = Said(
     "A step runs in the adapter's own process and ends there: a child process would outlive the run and act "
     "beyond the harness's view (the worker refuses os.fork, subprocess, exec, signals to other processes, and "
-    "ctypes lookups of the C functions that do the same). Do the work in the step, or outside the adapter."
+    "ctypes lookups of the C functions that do the same). Do the work in the step, or outside the adapter.",
+    "A step runs in the adapter's own process and ends there: a child process would outlive the run and act "
+    "beyond the harness's view. Do the work in the step, or outside the adapter.",
 )
-UNINTERCEPTED_HINT = (
+UNINTERCEPTED_HINT = Said(
     "The replay answers only httpx and httpx2, the clients of the official SDKs; an HTTP client built on "
     "aiohttp, requests or urllib (or a raw socket) goes to the network, which is refused while a scenario "
-    "runs. Build the provider client on httpx/httpx2 (e.g. an SDK's httpx-based client option)."
+    "runs. Build the provider client on httpx/httpx2 (e.g. an SDK's httpx-based client option).",
+    "The replay answers requests to `context.baseUrl` only: point the SDK's `baseURL` (or your `fetch`) at "
+    "it, with no host of the provider's own left in the request.",
 )
-NO_REQUEST_HINT = (
+NO_REQUEST_HINT = Said(
     "The step returned before any request reached the replay; its result says why. Usual causes: an error "
     "while building the request, caught into an ErrorStepResult; a setting the harness does not provide (take "
     "the key and base URL from AdapterContext, not the environment); a client other than httpx/httpx2, whose "
-    "connection or DNS lookup fails."
+    "connection or DNS lookup fails.",
+    "The step returned before any request reached the replay; its result says why. Usual causes: an error "
+    "while building the request, caught into an error result; a setting the harness does not provide (take "
+    "`apiKey` and `baseUrl` from the context `createAdapter` gets, not `process.env`); a request sent "
+    "elsewhere than `context.baseUrl`.",
 )
 
 
@@ -201,17 +212,22 @@ def _endpoint(ctx: CheckContext) -> str:
 
 def _max_retries(ctx: CheckContext) -> str:
     value = ctx.scenario.config.get("max_retries")
-    return f"config.max_retries={value}" if value is not None else "config.max_retries (default 3)"
+    name = "config.maxRetries" if ctx.language == "typescript" else "config.max_retries"
+    return f"{name}={value}" if value is not None else f"{name} (default 3)"
 
 
-def _extra_request(ctx: CheckContext, got: str, previous: SentRequest | None) -> tuple[str, str]:
+def _extra_request(ctx: CheckContext, got: str, previous: SentRequest | None) -> tuple[str, str | Said]:
     """HARN-01's message and hint for a request to the endpoint beyond the recorded ones."""
     if previous is None:
         return (
             "the adapter sent more requests to the provider than the recording holds (every recorded "
             "interaction had been used)",
-            "A second provider call in one step (a retry nothing asked for, a follow-up or count request); "
-            "one generate_step makes one call, plus the retries the recording contains.",
+            Said(
+                "A second provider call in one step (a retry nothing asked for, a follow-up or count request); "
+                "one generate_step makes one call, plus the retries the recording contains.",
+                "A second provider call in one step (a retry nothing asked for, a follow-up or count request); "
+                "one generateStep makes one call, plus the retries the recording contains.",
+            ),
         )
     message = f"the same request was sent again after {got}: a retry the recording does not contain"
     if previous.interaction is None:
@@ -228,17 +244,20 @@ def _extra_request(ctx: CheckContext, got: str, previous: SentRequest | None) ->
             "stacks its retries on the SDK's) sends it again."
         )
     what = "transport error" if interaction.fault is not None else f"HTTP {interaction.status}"
-    return message, (
-        f"The adapter, its HTTP client or its SDK retried the {what} more often than {_max_retries(ctx)} allows "
-        "(CFG-03): build the SDK client with max_retries=0 and retry in the adapter, or pass max_retries "
-        "through; a library that reconnects on its own after a connection error adds a retry of its own."
+    allows = f"The adapter, its HTTP client or its SDK retried the {what} more often than {_max_retries(ctx)} allows"
+    return message, Said(
+        f"{allows} (CFG-03): build the SDK client with max_retries=0 and retry in the adapter, or pass max_retries "
+        "through; a library that reconnects on its own after a connection error adds a retry of its own.",
+        f"{allows} (CFG-03): build the SDK client with `maxRetries: 0` and retry in the adapter, or pass "
+        "`config.maxRetries` through; a library that reconnects on its own after a connection error adds a "
+        "retry of its own.",
     )
 
 
 NOT_RETRYABLE = frozenset({400, 401, 403, 404, 413, 422})
 
 
-def _skipped_retry_hint(ctx: CheckContext, interaction: ReplayInteraction) -> str:
+def _skipped_retry_hint(ctx: CheckContext, interaction: ReplayInteraction) -> str | Said:
     if interaction.fault is not None:
         return (
             f"The recording retries after this {interaction.fault.kind.replace('_', ' ')}: transport errors "
@@ -246,10 +265,12 @@ def _skipped_retry_hint(ctx: CheckContext, interaction: ReplayInteraction) -> st
             "makes the request lazily, after its retry wrapper returned, skips it."
         )
     if interaction.status >= 400:
-        return (
-            f"The recording retries after this HTTP {interaction.status} ({_max_retries(ctx)}, CFG-03): not "
-            "retrying, giving up after the first 429/5xx, or turning the SDK's retries off (max_retries=0) "
-            "without retrying in the adapter."
+        retries = f"The recording retries after this HTTP {interaction.status} ({_max_retries(ctx)}, CFG-03)"
+        return Said(
+            f"{retries}: not retrying, giving up after the first 429/5xx, or turning the SDK's retries off "
+            "(max_retries=0) without retrying in the adapter.",
+            f"{retries}: not retrying, giving up after the first 429/5xx, or turning the SDK's retries off "
+            "(`maxRetries: 0`) without retrying in the adapter.",
         )
     return (
         "The recording holds another request after a successful response: the step stopped short of a "
@@ -276,6 +297,9 @@ def no_task_left_pending(ctx: CheckContext) -> None:
         more = f" (and {len(pending) - 1} more)" if len(pending) > 1 else ""
         fail(
             ctx,
-            f"an asyncio task started by the adapter was still pending after it returned: {pending[0]}{more}",
+            Said(
+                f"an asyncio task started by the adapter was still pending after it returned: {pending[0]}{more}",
+                f"a timer the adapter scheduled was still pending after its step settled: {pending[0]}{more}",
+            ),
             actual=pending,
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from ..clauses import get_clause
+from ..language import Said, spoken
 from ..plain_imports import import_without_assertion_rewriting, plain_imports
 from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
@@ -120,25 +121,27 @@ def check(
 
 def fail(
     ctx: Any,
-    message: str,
+    message: str | Said,
     *,
     expected: Any = _MISSING,
     actual: Any = _MISSING,
     details: str = "",
     replay: str = "",
-    hint: str = "",
+    hint: str | Said = "",
 ) -> NoReturn:
     """Stop the current check with a Failure for its clause (``replay``: see ``Failure.replay``). ``hint``
-    replaces the clause's common mistakes where the check knows what happened."""
+    replaces the clause's common mistakes where the check knows what happened; both speak the adapter's
+    language (``ctx.language``)."""
+    language = ctx.language
     raise CheckFailed(
         Failure(
             clause=ctx.clause,
             scenario=ctx.scenario.id,
             profile=ctx.profile.name,
-            message=message,
-            expected=expected,
+            message=spoken(message, language),
+            expected=spoken(expected, language) if isinstance(expected, (str, Said)) else expected,
             actual=actual,
-            hint=hint or get_clause(ctx.clause).common_mistakes,
+            hint=spoken(hint, language) or get_clause(ctx.clause, language).common_mistakes,
             details=details,
             replay=replay,
         )

@@ -13,6 +13,7 @@ import traceback
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from ..language import Said
 from ..profiles import KNOWN_PROFILES, get_profile
 from ..replay.runner import ScenarioRun
 from .common import did_not_return, error_message, sends_request, short
@@ -83,34 +84,42 @@ class RootCause:
         return f"not judged on this run: {self.message} (reported once, on {self.clause})"
 
 
+SETUP_HINT = Said(
+    "The adapter could not be built, so no step ran: AdapterSpec.factory gets an AdapterContext (api_key, "
+    "base_url, timeout) and must build the adapter from it (a keyword the constructor does not take, a setting "
+    "read from the environment, a missing dependency).",
+    "The adapter could not be built, so no step ran: `createAdapter(context)` gets an AdapterContext "
+    "(`apiKey`, `baseUrl`, `timeoutMs`) and must build the adapter from it (an option the constructor does not "
+    "take, a setting read from `process.env`, a package that is not installed).",
+)
+
+
 def root_cause(session: ScenarioSession) -> RootCause | None:
-    """The root cause of the scenario's main run, or None when it can be judged clause by clause."""
+    """The root cause of the scenario's main run, or None when it can be judged clause by clause. Its words
+    are the adapter's language's (``settings.language``)."""
     run = session.run()
+    language = session.settings.language
+    typescript = language == "typescript"
+    step = "generateStep" if typescript else "generate_step"
     if run.setup_error:
-        return RootCause(
-            "NT-01",
-            run.setup_error,
-            "no_result",
-            hint="The adapter could not be built, so no step ran: AdapterSpec.factory gets an AdapterContext "
-            "(api_key, base_url, timeout) and must build the adapter from it (a keyword the constructor does "
-            "not take, a setting read from the environment, a missing dependency).",
-        )
+        return RootCause("NT-01", run.setup_error, "no_result", hint=SETUP_HINT.to(language))
     if run.timed_out:
         return RootCause(
             hang_owner(session.scenario.tags),
-            did_not_return(run, session.settings.timeout, session.allowed_wait_s),
+            did_not_return(run, session.settings.timeout, session.allowed_wait_s, step, typescript),
             "no_result",
             run.trace.describe(),
         )
     if run.raised is not None:
+        raised = f"{type(run.raised).__name__}: {error_message(run.raised)}"
         return RootCause(
             "NT-01",
-            f"generate_step raised {type(run.raised).__name__}: {error_message(run.raised)} (failures must be "
-            "returned as an ErrorStepResult)",
+            f"{step} {'rejected with' if typescript else 'raised'} {raised} (failures must be returned as "
+            f"{'an error result' if typescript else 'an ErrorStepResult'})",
             "no_result",
             _where(run.raised),
-            expected="a StepResult (an ErrorStepResult for a failure)",
-            actual=f"{type(run.raised).__name__}: {error_message(run.raised)}",
+            expected=f"a StepResult ({'an error result' if typescript else 'an ErrorStepResult'} for a failure)",
+            actual=raised,
         )
     if not session.profile.replays or not sends_request(session.scenario, session.profile):
         return None
@@ -121,7 +130,7 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
             f"{what} ({run.unintercepted[0]}), so no response was served",
             "no_match",
             run.trace.describe(),
-            hint=hint,
+            hint=hint.to(language),
         )
     if not run.trace.requests:
         return RootCause(
@@ -129,7 +138,7 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
             f"the step ended before any request was sent, returning {_outcome(run)}",
             "no_request",
             run.trace.describe(),
-            hint=NO_REQUEST_HINT,
+            hint=NO_REQUEST_HINT.to(language),
         )
     if run.trace.requests and all(r.interaction is None for r in run.trace.requests):
         return RootCause("HARN-01", _unmatched_message(session, run), "no_match", run.trace.describe())
@@ -165,9 +174,11 @@ def _unmatched_message(session: ScenarioSession, run: ScenarioRun) -> str:
     )
     likely = likely_profiles(run, exclude=session.profile.name)
     if likely:
+        field = (
+            "spec.wireProfile" if session.settings.language == "typescript" else "AdapterSpec.wire_profile"
+        )
         message += (
-            f". The requests look like wire profile {' or '.join(repr(p) for p in likely)}: is "
-            "AdapterSpec.wire_profile right?"
+            f". The requests look like wire profile {' or '.join(repr(p) for p in likely)}: is {field} right?"
         )
     return message
 

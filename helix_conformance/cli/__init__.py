@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "report": "helix_conformance.cli.report",
     "import": "helix_conformance.cli.import_cmd",
     "scan": "helix_conformance.cli.scan",
+    "driver": "helix_conformance.cli.driver",
 }
 """Subcommand name -> module implementing it (loaded only when that subcommand runs or --help is shown)."""
 

@@ -14,11 +14,23 @@ HELP = "explain one contract clause: the rule, why it exists, common mistakes, t
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("clause", help="a clause id such as RES-06 (case-insensitive)")
+    parser.add_argument(
+        "--language",
+        "-l",
+        default="python",
+        metavar="LANG",
+        help="the adapter's language, whose names and SDK idioms the text uses: python (default) or ts",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..clauses import AREAS, CLAUSES
+    from ..clauses import AREAS, CLAUSES, get_clause
+    from ..language import parse_language
 
+    try:
+        language = parse_language(args.language)
+    except ValueError as exc:
+        raise UsageFailure(f"--language: {exc}") from None
     clause_id = args.clause.strip().upper()
     if clause_id not in CLAUSES:
         close = difflib.get_close_matches(clause_id, CLAUSES, n=3, cutoff=0.6)
@@ -26,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageFailure(
             f"{args.clause!r} is not a clause id of the contract{hint} (list: helix-conformance list clauses)"
         )
-    clause = CLAUSES[clause_id]
+    clause = get_clause(clause_id, language)
+    adapter = "node:adapter.ts" if language == "typescript" else "NAME"
     out = [
         f"{clause.id} — {AREAS[clause.area]} — {clause.level} ({_level_meaning(clause.level)}), source: {clause.source}",
         "",
@@ -41,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         "Checked on:",
         *_where_checked(clause_id),
         "",
-        f"Run it: pytest --adapter=NAME -k {clause.id}     Docs: docs/contract.md#{clause.id.lower()}",
+        f"Run it: pytest --adapter={adapter} -k {clause.id}     Docs: docs/contract.md#{clause.id.lower()}",
     ]
     print("\n".join(out))
     return 0

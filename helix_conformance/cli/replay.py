@@ -149,6 +149,7 @@ def _replay_scenario(
     """Replay one scenario; ``isolation`` (standalone.Isolation) says where the adapter runs (default: here)."""
     from dataclasses import replace
 
+    from ..adapters import language_of
     from ..checks.context import HarnessSettings, ScenarioSession
     from ..replay.cassette import CassetteError
     from ..replay.interactions import CassetteCache
@@ -181,7 +182,9 @@ def _replay_scenario(
         ServedRecording(scenario, profile, spec.model)
         if isinstance(scenario, RecordedScenario)
         else CassetteCache(spec.cassette_dir or bundled_cassettes()),
-        HarnessSettings(timeout=timeout, executor=isolation.executor),
+        HarnessSettings(
+            timeout=timeout, executor=isolation.executor, language=language_of(isolation.resolved.requested)
+        ),
         scripted=profile.scripted(scenario),
         recorded_live=isinstance(scenario, RecordedScenario),  # its outcome is written, ids as sent
     )

@@ -115,6 +115,12 @@ class ScenarioRun:
     hang_note: str = ""
     """For a run that timed out in a worker: what the adapter's processes looked like when the harness gave
     up on them (memory held, a stopped process), said with HARN-03 (worker/keeper.py)."""
+    escaped: list[str] = field(default_factory=list)
+    """Errors of the adapter's that reached no one during the run: unhandled rejections and exceptions thrown
+    from its timers, which end a Node process by default (drivers report them; NT-01)."""
+    output: str = ""
+    """What the adapter wrote to stdout and stderr during the run, where its driver keeps it (Node): shown with
+    the run's failures only (``replay/output.py``), never on the terminal."""
 
     @property
     def result(self) -> Any:

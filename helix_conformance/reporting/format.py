@@ -9,6 +9,7 @@ from __future__ import annotations
 import pprint
 from typing import TYPE_CHECKING
 
+from ..adapters import language_of
 from ..checks.registry import Failure
 from ..clauses import get_clause
 from .safety import safe_text
@@ -27,8 +28,9 @@ def _show(value: object) -> str:
 
 
 def format_failure(failure: Failure, level: str, adapter: str) -> str:
-    """Every piece of evidence the check collected, each shown when present (``actual`` may come alone)."""
-    clause = get_clause(failure.clause)
+    """Every piece of evidence the check collected, each shown when present (``actual`` may come alone); the
+    clause in the words of ``adapter``'s language."""
+    clause = get_clause(failure.clause, language_of(adapter))
     lines = [
         f"{failure.clause} ({level}, {clause.source}) failed on scenario {failure.scenario} "
         f"[{failure.profile}]",

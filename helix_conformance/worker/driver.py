@@ -46,8 +46,36 @@ RETURN_GRACE_S = 0.5
 """Beyond ``--helix-timeout`` per step, for the message to cross the pipe; then the driver is killed (HARN-03)."""
 DONE_GRACE_S = 2.0
 """After the last ``returned``: the driver's late-callback wait, then ``done``."""
+MAX_REPORTED = 20
+"""Unhandled rejections and uncaught exceptions (NT-01), and leftover timers (HARN-04), kept per run."""
+MAX_OUTPUT_CHARS = 128 * 1024
+"""Of a run's captured stdout/stderr (the Node driver keeps 64 KiB: its start and its end)."""
 ABORT_ACK_S = 1.0
 """How long the server waits for the driver's ``abort_sent`` before recording the abort itself."""
+
+
+def _abort_point(scenario: Scenario, options: RunOptions) -> int | None:
+    """Before which event the harness aborts the run's signal: the scenario's abort plan, or NT-03's cancel
+    point (a JavaScript step is cancelled through its signal)."""
+    if options.cancel_after_chunks is not None:
+        return options.cancel_after_chunks
+    abort = scenario.abort
+    return None if abort is None or abort.before else abort.after_events
+
+
+def _cancelled(run: ScenarioRun, state: _RunState) -> None:
+    """NT-03 the JavaScript way: a step is cancelled by aborting its signal (there is no other way to stop a
+    promise). It is not swallowed when the step settled with a StepResult before the rest of the response was
+    delivered; ``cancel_latency_s`` is how long it took after the abort."""
+    if state.returned_at is None:
+        run.cancelled = False  # still running at the deadline (timed out) or the driver ended
+        return
+    if state.abort_sent_at is None or state.returned_at < state.abort_sent_at:
+        return  # the step was over before the cancel point: nothing was cancelled
+    run.cancel_latency_s = state.returned_at - state.abort_sent_at
+    returned = run.trace.returned_at()
+    read_on = any(e.last and (returned is None or e.seq < returned) for e in run.trace.of("chunk"))
+    run.cancelled = run.raised is None and bool(run.results) and not read_on
 
 
 def message(kind: str, **fields: Any) -> dict[str, Any]:
@@ -61,6 +89,9 @@ class _RunState:
     id: int
     trace: Trace
     abort_recorded: bool = False
+    abort_sent_at: float | None = None
+    """When the harness aborted the run's signal (``time.monotonic``): NT-03 times the settling from here."""
+    returned_at: float | None = None
 
 
 class DriverWorker:
@@ -78,8 +109,6 @@ class DriverWorker:
         self.next_id = 0
         self.spawned = 0
         self.write_lock = threading.Lock()
-        self.uncaught: list[str] = []
-        """What the adapter left crashing in the background (unhandled rejections), as the driver reported."""
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -171,9 +200,6 @@ class DriverWorker:
         """Same signature and meaning as ``replay.runner.run_scenario``, run in the driver."""
         started = time.monotonic()
         run = ScenarioRun(options=options, trace=Trace(), interactions=interactions)
-        if options.cancel_after_chunks is not None:
-            run.setup_error = "task cancellation (NT-03) cannot be applied to an adapter outside Python"
-            return run
         idle_death = self.process.popen.poll() if self.process is not None else None
         if idle_death is not None:
             self._kill()
@@ -199,7 +225,7 @@ class DriverWorker:
             run.trace,
             options.plan,
             read_timeout=timeout,
-            abort_after_events=None if abort is None or abort.before else abort.after_events,
+            abort_after_events=_abort_point(scenario, options),
             on_abort=(lambda index, i: self._abort(state)) if options.with_signal else None,
             hold=hold_points(scenario, profile, interactions, options),
         )
@@ -230,10 +256,13 @@ class DriverWorker:
             self._converse(run, state, request)
         run.unused_interactions = server.unused()
         run.duration_s = time.monotonic() - started
+        if options.cancel_after_chunks is not None:
+            _cancelled(run, state)
         return run
 
     def _abort(self, state: _RunState) -> None:
         """The abort plan fired (server thread): tell the driver, and let its ``abort_sent`` place the event."""
+        state.abort_sent_at = time.monotonic()
         with contextlib.suppress(OSError, AssertionError):
             self.send(message("abort", id=state.id, reason="aborted by the harness mid-stream"))
         deadline = time.monotonic() + ABORT_ACK_S
@@ -265,6 +294,7 @@ class DriverWorker:
                         state.abort_recorded = True
                         trace.add("abort", name=str(got.get("name") or "harness"))
                 elif kind == "returned":
+                    state.returned_at = state.returned_at or time.monotonic()
                     self._returned(run, decoder, got)
                     last = len(run.results) >= options.steps or run.raised is not None
                     deadline = time.monotonic() + (
@@ -273,7 +303,9 @@ class DriverWorker:
                 elif kind == "done":
                     if got.get("setupError"):
                         run.setup_error = str(got["setupError"])[:2000]
-                    self.uncaught += [str(u)[:1000] for u in got.get("uncaught") or ()]
+                    run.output = str(got.get("output") or "")[:MAX_OUTPUT_CHARS]
+                    run.escaped = [str(u)[:1000] for u in got.get("uncaught") or ()][:MAX_REPORTED]
+                    run.pending_tasks = [str(p)[:1000] for p in got.get("pending") or ()][:MAX_REPORTED]
                     return
                 elif kind in ("failed", "error"):
                     run.setup_error = (

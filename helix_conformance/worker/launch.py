@@ -10,14 +10,11 @@ import os
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..adapters import CMD_PREFIX, AdapterNotFound, DriverCommand, ResolvedAdapter, parse_command
+from ..adapters import CMD_PREFIX, NODE_PREFIX, AdapterNotFound, DriverCommand, ResolvedAdapter, parse_command
 from .client import AdapterWorker, DriverRedirect, WorkerStartError
 from .driver import DriverWorker
-from .node import NOT_APPLICABLE as NODE_NOT_APPLICABLE
-from .node import PREFIX as NODE_PREFIX
 from .node import node_command
 
 if TYPE_CHECKING:
@@ -25,12 +22,15 @@ if TYPE_CHECKING:
     from .pool import WorkerPool
 
 DRIVER_NOT_APPLICABLE: dict[str, str] = {
-    "NT-03": "not applicable to an adapter run by a driver: NT-03 cancels the asyncio task running "
-    "generate_step; a foreign adapter is cancelled through its abort signal, which AB-01..03 judge",
-    "HARN-04": "not applicable to an adapter run by a driver: HARN-04 counts asyncio tasks left pending in "
-    "the adapter's Python process, which a driver does not have",
+    "HARN-04": "not applicable to an adapter run by a driver command: HARN-04 reads the work the adapter left "
+    "running after its step, which only the Node driver (node:) reports",
 }
-"""Clauses planned as skipped, with why, for any adapter a driver runs (``node:`` has its own wording)."""
+"""Clauses planned as skipped, with why, for an adapter a ``cmd:`` driver runs."""
+CANCELLED_BY_SIGNAL = (
+    "not applicable: a step run by a driver is cancelled only through its AbortSignal (NT-03 aborts it "
+    "mid-stream), and this adapter does not declare the 'abort' capability"
+)
+"""Why NT-03 is skipped for a driver's adapter that does not declare 'abort'."""
 CONFINEMENT = {
     "namespaces": "confined: no network, no view of other processes",
     "subreaper": "not confined (no user namespaces): its processes die with it",
@@ -102,9 +102,9 @@ def open_adapter(requested: str, *, cwd: str | None = None) -> Opened:
     when it cannot be found or started. The caller closes it."""
     where = cwd or os.getcwd()
     if requested.startswith(NODE_PREFIX):
-        command = node_command(Path(where))
+        command = node_command()
         worker = DriverWorker(requested, requested[len(NODE_PREFIX) :], command, cwd=where)
-        return _driver(worker, NODE_NOT_APPLICABLE)
+        return _driver(worker, {})
     if requested.startswith(CMD_PREFIX):
         return _command(requested, parse_command(requested), where)
     python = AdapterWorker(requested, cwd=where)
@@ -130,6 +130,8 @@ def _driver(worker: DriverWorker, not_applicable: dict[str, str]) -> Opened:
     except AdapterNotFound:
         worker.close()
         raise
+    if "abort" not in resolved.spec.capabilities:
+        not_applicable = {"NT-03": CANCELLED_BY_SIGNAL, **not_applicable}
     return Opened(worker, replace(resolved, not_applicable=tuple(not_applicable.items())), "driver")
 
 

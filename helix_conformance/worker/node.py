@@ -1,7 +1,8 @@
 """``--adapter=node:path/to/adapter.mjs``: find Node and the driver package, start the driver for the session.
 
-A missing ``node``, a Node older than 20 or a driver whose dependencies were never installed is a one-line usage
-error saying what to install. Clauses that only exist for Python adapters are planned as not applicable here.
+A missing ``node``, a Node older than 20.6 or a missing driver is a one-line usage error saying what to install.
+The driver ships inside the package (``_drivers/node``), so nothing is installed with npm to run an adapter. NT-03 and HARN-04 are judged the Node way (docs/contract.md): cancellation through the step's AbortSignal, and
+the timers the adapter leaves scheduled (the driver's ``leftovers.js``).
 """
 
 from __future__ import annotations
@@ -14,21 +15,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from ..adapters import NODE_PREFIX as PREFIX
 from ..adapters import AdapterNotFound
 
-PREFIX = "node:"
 MIN_NODE = (20, 6)
 """The driver's ``engines.node`` (>= 20.6: ``import.meta.dirname``, stable ``--import``)."""
 DRIVER_PACKAGE = "@helix-conformance/driver"
-"""The npm package of the driver (``drivers/node`` in the repository)."""
+"""The npm name of the driver (``drivers/node``), for its types and ``HelixError``; not on the registry yet
+(docs/typescript-adapters.md: installing it from the tarball ``helix-conformance driver --pack`` writes)."""
 DRIVER_BIN = Path("bin") / "helix-driver.mjs"
-NOT_APPLICABLE: dict[str, str] = {
-    "NT-03": "not applicable to a node: adapter: NT-03 cancels the asyncio task running generate_step; a "
-    "JavaScript adapter is cancelled through its AbortSignal, which AB-01..03 judge",
-    "HARN-04": "not applicable to a node: adapter: HARN-04 counts asyncio tasks left pending; Node cannot tell "
-    "the adapter's leftover timers from its HTTP client's connection-pool timers",
-}
-"""Clauses planned as skipped, with why, for adapters run by a driver."""
 
 
 def is_node(name: str) -> bool:
@@ -63,8 +58,17 @@ def _shown(version: tuple[int, int]) -> str:
     return ".".join(map(str, version))
 
 
-def driver_script(cwd: Path) -> Path:
-    """The driver's entry point: ``HELIX_DRIVER``, the project's ``node_modules``, or this checkout's driver."""
+def bundled_driver() -> Path:
+    """The driver's package folder: inside the wheel as ``helix_conformance/_drivers/node`` (its JavaScript
+    sources and type declarations, no npm dependencies), at ``drivers/node`` in a checkout."""
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "_drivers" / "node"
+    return installed if (installed / DRIVER_BIN).is_file() else package.parent / "drivers" / "node"
+
+
+def driver_script() -> Path:
+    """The driver's entry point: ``HELIX_DRIVER`` (a driver folder or its ``bin/helix-driver.mjs``), else the
+    driver of this installation of helix-conformance, which speaks its protocol version."""
     override = os.environ.get("HELIX_DRIVER")
     if override:
         script = Path(override)
@@ -72,21 +76,21 @@ def driver_script(cwd: Path) -> Path:
             script = script / DRIVER_BIN
         if not script.is_file():
             raise AdapterNotFound(f"node: adapters: HELIX_DRIVER={override} is not the driver's {DRIVER_BIN}")
+        _check_installed(script.parent.parent)
         return script
-    candidates = [folder / "node_modules" / DRIVER_PACKAGE for folder in (cwd, *cwd.parents)]
-    candidates.append(Path(__file__).resolve().parents[2] / "drivers" / "node")
-    for package in candidates:
-        if (package / DRIVER_BIN).is_file():
-            _check_installed(package)
-            return package / DRIVER_BIN
-    raise AdapterNotFound(
-        f"node: adapters need the driver package: run `npm install --save-dev {DRIVER_PACKAGE}` in your project "
-        "(or set HELIX_DRIVER to its bin/helix-driver.mjs)"
-    )
+    package = bundled_driver()
+    if not (package / DRIVER_BIN).is_file():
+        raise AdapterNotFound(
+            f"node: adapters: this installation of helix-conformance has no Node driver ({package / DRIVER_BIN} "
+            "is missing): reinstall helix-conformance, or set HELIX_DRIVER to a checkout's drivers/node"
+        )
+    _check_installed(package)
+    return package / DRIVER_BIN
 
 
 def _check_installed(package: Path) -> None:
-    """A driver package with dependencies must have them installed (``npm install`` there)."""
+    """A driver package with dependencies must have them installed (``npm install`` there); the bundled one
+    has none (tests/test_driver_package.py)."""
     try:
         manifest: Any = json.loads((package / "package.json").read_text())
     except (OSError, ValueError):
@@ -103,6 +107,6 @@ def _resolvable(package: Path, dependency: str) -> bool:
     return any((folder / "node_modules" / dependency).is_dir() for folder in (package, *package.parents))
 
 
-def node_command(cwd: Path) -> list[str]:
+def node_command() -> list[str]:
     """How the driver is started: Node and the driver's entry point (usage errors when either is missing)."""
-    return [node_binary(), str(driver_script(cwd))]
+    return [node_binary(), str(driver_script())]

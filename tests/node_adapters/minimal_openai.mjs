@@ -1,9 +1,10 @@
 // A minimal JavaScript adapter for tests/test_node_driver.py: OpenAI Chat Completions over fetch, streamed text
 // and tool calls, errors as results. Not a complete adapter: only what the selected scenarios judge.
-export const spec = { name: 'minimal-openai-js', wireProfile: 'openai-chat', model: 'gpt-4o-mini', capabilities: [] };
+export const spec = { name: 'minimal-openai-js', wireProfile: 'openai-chat', model: 'gpt-4o-mini', capabilities: ['abort'] };
 
 const STOP = { stop: 'end_turn', length: 'max_tokens', content_filter: 'content_filter', tool_calls: 'tool_use' };
 const BUFFERED = process.env.HELIX_TEST_BUFFERED === '1'; // the broken variant: callbacks only at the end (STR-02)
+const NOISY = process.env.HELIX_TEST_NOISY === '1'; // logs like an SDK reading a stream it cannot parse
 
 export function createAdapter(context) {
   return {
@@ -11,7 +12,10 @@ export function createAdapter(context) {
       try {
         return await step(context, input);
       } catch (err) {
-        const error = Object.assign(new Error(`openai: ${err.message}`), { code: 'provider_error', category: 'provider', retryable: true });
+        const aborted = input.abortSignal?.aborted;
+        const error = aborted
+          ? Object.assign(new Error('request aborted'), { code: 'request_aborted', category: 'request', retryable: false })
+          : Object.assign(new Error(`openai: ${err.message}`), { code: 'provider_error', category: 'provider', retryable: true });
         await input.callbacks?.onError?.(error);
         return { type: 'error', error, shouldStop: true, stopReason: 'error' };
       }
@@ -20,6 +24,10 @@ export function createAdapter(context) {
 }
 
 async function step(context, input) {
+  if (NOISY) {
+    for (let i = 0; i < 300; i += 1) console.error('Could not parse message into JSON: data: {"broken"');
+    console.log(`step for ${input.messages.at(-1).content.slice(0, 20)}`);
+  }
   const messages = input.messages.map((m) =>
     m.role === 'tool' ? { role: 'tool', tool_call_id: m.toolCallId, content: m.content } : { role: m.role, content: m.content },
   );
@@ -27,7 +35,7 @@ async function step(context, input) {
     method: 'POST',
     headers: { authorization: `Bearer ${context.apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: input.config.model, messages, stream: true }),
-    signal: AbortSignal.timeout(context.timeoutMs * 5),
+    signal: AbortSignal.any([AbortSignal.timeout(context.timeoutMs * 5), ...(input.abortSignal ? [input.abortSignal] : [])]),
   });
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   const decoder = new TextDecoder();

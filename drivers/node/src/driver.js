@@ -3,7 +3,9 @@
 
 import { Channel, PROTOCOL_VERSION } from './channel.js';
 import { describeFailure } from './encode.js';
+import { LeftoverWork } from './leftovers.js';
 import { LoadError, loadAdapter } from './load.js';
+import { OutputCapture } from './output.js';
 import { abortReason, executeRun } from './run.js';
 
 /**
@@ -28,6 +30,9 @@ export function runDriver({ readFd, writeFd }) {
   };
   process.on('uncaughtException', (err) => strayFailure('uncaught exception', err));
   process.on('unhandledRejection', (err) => strayFailure('unhandled rejection', err));
+  const capture = new OutputCapture();
+  capture.install();
+  const leftovers = new LeftoverWork();
 
   /** @param {Record<string, any>} message */
   const handle = async (message) => {
@@ -50,14 +55,23 @@ export function runDriver({ readFd, writeFd }) {
           send({ type: 'error', kind: 'unexpected', message: 'run before a successful hello' });
           return;
         }
+        // What escaped after an earlier run's `done` was caused by that run's leftovers: reported with this one.
+        const earlier = outsideRuns.splice(0).map((line) => `after an earlier run was over: ${line}`);
         /** @type {import('./run.js').RunState} */
-        const state = { controller: message.withSignal === false ? undefined : new AbortController(), uncaught: [], active: true };
+        const state = { controller: message.withSignal === false ? undefined : new AbortController(), uncaught: earlier, active: true };
         runs.set(message.id, state);
+        const output = capture.begin();
+        leftovers.begin(state);
+        /** `done` carries what the adapter printed (shown with the run's failures only) and left scheduled. */
+        const runSend = (/** @type {Record<string, unknown>} */ m) =>
+          send(m.type === 'done' && m.id === message.id ? { ...m, pending: leftovers.end(state), output: capture.end(output) } : m);
         try {
-          await executeRun(message, loaded, send, state);
+          await executeRun(message, loaded, runSend, state);
         } catch (err) {
           send({ type: 'failed', id: message.id, message: `helix-driver failed: ${describeFailure(err)}` });
         } finally {
+          capture.end(output);
+          leftovers.end(state);
           runs.delete(message.id);
         }
         return;

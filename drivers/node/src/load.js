@@ -6,6 +6,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { resolveImport } from './resolve.js';
+
 /** A failure to load the adapter, with the `kind` the `error` message carries and a one-line message. */
 export class LoadError extends Error {
   /**
@@ -38,14 +40,13 @@ export async function loadAdapter(name, cwd) {
     throw new LoadError('adapter_not_found', 'no adapter module named: use --adapter=node:path/to/adapter.mjs');
   }
   const file = resolveModule(name, cwd);
-  if (TS_EXTENSIONS.includes(path.extname(file))) await registerTypeScript(file);
+  if (TS_EXTENSIONS.includes(path.extname(file))) await registerTypeScript(file, cwd);
   /** @type {Record<string, any>} */
   let module;
   try {
     module = await import(pathToFileURL(file).href);
   } catch (err) {
-    const e = /** @type {Error} */ (err);
-    throw new LoadError('invalid_adapter', `importing ${file} failed: ${e?.name ?? 'Error'}: ${firstLine(e?.message)}`);
+    throw new LoadError('invalid_adapter', `importing ${file} failed: ${describe(err)}`);
   }
   const source = module.spec !== undefined || module.createAdapter !== undefined ? module : module.default ?? {};
   const spec = readSpec(source.spec, file);
@@ -69,6 +70,8 @@ function resolveModule(name, cwd) {
   if (looksLikePath && !name.startsWith('@')) {
     throw new LoadError('adapter_not_found', `no adapter module at ${candidate}: check the path after node: (relative to ${cwd})`);
   }
+  const imported = resolveImport(name, cwd); // what `import` loads: the package's ESM entry where it has one
+  if (imported !== undefined && fs.existsSync(imported)) return imported;
   try {
     return createRequire(path.join(cwd, 'package.json')).resolve(name);
   } catch {
@@ -80,24 +83,31 @@ function resolveModule(name, cwd) {
 }
 
 /**
- * Node 20 cannot import TypeScript: load `tsx` (from the adapter's package, else the driver's) as a loader.
+ * Node 20 cannot import TypeScript: register `tsx`'s ESM loader, found from the adapter's folder (its package),
+ * then the working directory; without tsx, Node's own type stripping where this Node has it (22.18+, 23.6+).
  * @param {string} file
+ * @param {string} cwd
  */
-async function registerTypeScript(file) {
-  for (const from of [file, import.meta.filename ?? new URL(import.meta.url).pathname]) {
-    let api;
+async function registerTypeScript(file, cwd) {
+  for (const from of [path.dirname(file), cwd]) {
+    const api = resolveImport('tsx/esm/api', from);
+    if (api === undefined || !fs.existsSync(api)) continue;
+    let register;
     try {
-      api = createRequire(from).resolve('tsx/esm/api');
-    } catch {
-      continue;
+      ({ register } = await import(pathToFileURL(api).href));
+    } catch (err) {
+      throw new LoadError('invalid_adapter', `loading tsx from ${api} failed: ${describe(err)}`);
     }
-    const { register } = await import(pathToFileURL(api).href);
+    if (typeof register !== 'function') {
+      throw new LoadError('invalid_adapter', `${api} exports no register function: install tsx >= 4 (\`npm install -D tsx\`)`);
+    }
     register();
     return;
   }
+  if (/** @type {any} */ (process.features).typescript) return; // Node strips the types itself
   throw new LoadError(
     'invalid_adapter',
-    `${file} is TypeScript and Node ${process.version} cannot import it alone: \`npm install -D tsx\` in the adapter's package, or compile it to .mjs`,
+    `${file} is TypeScript and Node ${process.version} cannot import it alone: \`npm install -D tsx\` in the adapter's package, or compile it to .js`,
   );
 }
 
@@ -146,6 +156,15 @@ function readSpec(raw, file) {
     api_key_env: spec.apiKeyEnv ?? null,
     cassette_dir: cassetteDir === undefined ? null : path.resolve(path.dirname(file), cassetteDir),
   };
+}
+
+/**
+ * `Name: the first line of the message`, for a one-line error.
+ * @param {unknown} err
+ */
+function describe(err) {
+  const e = /** @type {Error | undefined} */ (err);
+  return `${e?.name ?? 'Error'}: ${firstLine(e?.message ?? err)}`;
 }
 
 /** @param {unknown} text */

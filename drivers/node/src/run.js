@@ -97,8 +97,7 @@ export async function executeRun(message, loaded, send, state) {
  * @param {Record<string, unknown>} fields
  */
 function finish(send, state, id, fields) {
-  // `pending: null`: Node cannot tell the adapter's leftover timers from the HTTP client's pool timers.
-  send({ type: 'done', id, pending: null, uncaught: state.uncaught, ...fields });
+  send({ type: 'done', id, uncaught: state.uncaught, ...fields }); // driver.js adds `pending` and `output`
   state.active = false;
 }
 

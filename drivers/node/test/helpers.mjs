@@ -55,8 +55,8 @@ export function startDriver() {
         check();
       });
     },
-    async hello(adapter) {
-      this.send({ type: 'hello', adapter, cwd: FIXTURES });
+    async hello(adapter, cwd = FIXTURES) {
+      this.send({ type: 'hello', adapter, cwd });
       return this.next((m) => m.type === 'ready' || m.type === 'error');
     },
     /** Runs one scenario and resolves with its messages, `done` included. */

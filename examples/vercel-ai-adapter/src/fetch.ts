@@ -1,4 +1,4 @@
-/** A `fetch` with a read (idle) timeout: no byte for `timeoutMs`, from the request on, aborts it (NT-04). */
+/** A `fetch` with a read (idle) timeout: no byte for `timeoutMs` while one is awaited aborts it (NT-04). */
 
 export class IdleTimeoutError extends Error {
   constructor(timeoutMs: number) {
@@ -7,6 +7,10 @@ export class IdleTimeoutError extends Error {
   }
 }
 
+/**
+ * The timer runs only while a read is pending (the headers, then each chunk) and is cleared when it settles, and
+ * when the body is cancelled or fails: nothing of it outlives the response (HARN-04).
+ */
 export function idleTimeoutFetch(timeoutMs: number, base: typeof fetch = globalThis.fetch): typeof fetch {
   return async (input, init) => {
     const idle = new AbortController();
@@ -17,30 +21,37 @@ export function idleTimeoutFetch(timeoutMs: number, base: typeof fetch = globalT
       timer = setTimeout(() => idle.abort(new IdleTimeoutError(timeoutMs)), timeoutMs);
     };
     const callerSignal = init?.signal ?? undefined;
-    callerSignal?.addEventListener('abort', disarm, { once: true });
     const signal = callerSignal ? AbortSignal.any([callerSignal, idle.signal]) : idle.signal;
+    const failure = (error: unknown) => (idle.signal.aborted ? idle.signal.reason : error);
     arm();
     let response: Response;
     try {
       response = await base(input, { ...init, signal });
     } catch (error) {
+      throw failure(error);
+    } finally {
       disarm();
-      throw idle.signal.aborted ? idle.signal.reason : error;
     }
-    if (response.body === null) {
-      disarm();
-      return response;
-    }
-    arm();
-    const body = response.body.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          arm();
-          controller.enqueue(chunk);
-        },
-        flush: disarm,
-      }),
-    );
+    if (response.body === null) return response;
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        arm();
+        try {
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        } catch (error) {
+          controller.error(failure(error));
+        } finally {
+          disarm();
+        }
+      },
+      cancel(reason) {
+        disarm();
+        return reader.cancel(reason);
+      },
+    });
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 }

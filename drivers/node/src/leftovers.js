@@ -1,0 +1,119 @@
+// @ts-check
+/**
+ * Work an adapter leaves running after its step settled (HARN-04): timers (`setTimeout`, `setInterval`) and
+ * immediates created during a run and still scheduled when its `done` is sent, each named with where it was
+ * created. Node's own (the HTTP client's connection pool, fetch's timers: created in `node:` modules) and the
+ * driver's own are not the adapter's and are not counted.
+ */
+
+import async_hooks from 'node:async_hooks';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TRACKED = new Set(['Timeout', 'Immediate']);
+/** The driver's sources, as frames name them: a path (CommonJS) or a file URL (ES modules). */
+const DRIVER_SOURCES = [path.dirname(fileURLToPath(import.meta.url)) + path.sep, new URL('.', import.meta.url).href];
+const TIMER_MACHINERY = /node:(internal\/)?(async_hooks|timers)(\/promises)?[:)]|node:internal\/process\/task_queues/;
+const STACK_FRAMES = 4;
+
+/**
+ * @typedef {object} Scheduled
+ * @property {string} type
+ * @property {any} resource
+ * @property {string[]} frames where it was created, innermost first
+ */
+
+export class LeftoverWork {
+  constructor() {
+    /** @type {Map<number, Scheduled>} */
+    this.live = new Map();
+    /** @type {Map<number, object>} resources by async id → the run they were created in */
+    this.runOf = new Map();
+    /** @type {object | undefined} */
+    this.active = undefined;
+    /** @type {Array<(run: object) => string[]>} */
+    this.sources = [];
+    this.hook = async_hooks.createHook({
+      init: (asyncId, type, _trigger, resource) => {
+        if (this.active === undefined || !TRACKED.has(type)) return;
+        const frames = creationFrames();
+        if (frames.length === 0 || !isAdapters(frames[0])) return;
+        this.live.set(asyncId, { type, resource, frames });
+        this.runOf.set(asyncId, this.active);
+      },
+      destroy: (asyncId) => {
+        this.live.delete(asyncId);
+        this.runOf.delete(asyncId);
+      },
+    });
+    this.hook.enable();
+  }
+
+  /**
+   * Another way work is scheduled that async hooks do not see (a fake clock's timers): its report for a run
+   * is added to `end`'s.
+   * @param {(run: object) => string[]} source
+   */
+  addSource(source) {
+    this.sources.push(source);
+  }
+
+  /**
+   * Count what is created from now on as `run`'s.
+   * @param {object} run
+   */
+  begin(run) {
+    this.active = run;
+  }
+
+  /**
+   * What `run` left scheduled, described; it is no longer watched afterwards.
+   * @param {object} run
+   * @returns {string[]}
+   */
+  end(run) {
+    if (this.active === run) this.active = undefined;
+    /** @type {string[]} */
+    const left = [];
+    for (const [asyncId, owner] of this.runOf) {
+      if (owner !== run) continue;
+      const scheduled = this.live.get(asyncId);
+      this.live.delete(asyncId);
+      this.runOf.delete(asyncId);
+      if (scheduled !== undefined && !scheduled.resource?._destroyed) left.push(describe(scheduled));
+    }
+    for (const source of this.sources) left.push(...source(run));
+    return left;
+  }
+}
+
+/** @param {Scheduled} scheduled */
+function describe({ type, resource, frames }) {
+  let what = 'setImmediate callback';
+  if (type === 'Timeout') {
+    const ms = Number(resource?._idleTimeout);
+    what = resource?._repeat ? `setInterval every ${ms} ms` : `setTimeout of ${ms} ms`;
+    if (typeof resource?.hasRef === 'function' && !resource.hasRef()) what += ' (unref)';
+  }
+  const shown = frames.filter((frame) => !DRIVER_SOURCES.some((source) => frame.includes(source))).slice(0, STACK_FRAMES);
+  return `${what}, created at ${shown.join(' < ')}`;
+}
+
+/** The frames below the timer machinery and this module: the first is the code that scheduled it. */
+function creationFrames() {
+  const stack = new Error().stack?.split('\n').slice(1) ?? [];
+  const self = DRIVER_SOURCES.map((source) => `${source}leftovers.js`);
+  return stack
+    .map((line) => line.trim().replace(/^at /, ''))
+    .filter((frame) => !TIMER_MACHINERY.test(frame) && !self.some((file) => frame.includes(file)));
+}
+
+/**
+ * Whether the frame that scheduled the work is the adapter's (its code or its packages), not Node's own modules
+ * (`node:internal/deps/undici/...`: fetch's connection pool) nor the driver's.
+ * @param {string} frame
+ */
+function isAdapters(frame) {
+  if (/\(node:|^node:/.test(frame)) return false;
+  return !DRIVER_SOURCES.some((source) => frame.includes(source));
+}
