@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from types import CodeType
 from typing import Any, SupportsIndex, TypeVar
 
 T = TypeVar("T")
@@ -47,14 +48,24 @@ the loop on its own, so skipping time cannot outrun it. Anything else (a sleep, 
 read) counts as work in progress, and the loop waits really."""
 
 
+_IDLE_CODES: set[CodeType] = set()
+"""Functions of the harness's own threads that wait for someone else (``waits_for_others``)."""
+
+
+def waits_for_others(code: CodeType) -> None:
+    """A harness thread blocked in this function (a pipe reader) never wakes the adapter's loop."""
+    _IDLE_CODES.add(code)
+
+
 _TEST_RUNNER_PACKAGES = ("/execnet/", "/xdist/")
 """Threads started by these run pytest itself (pytest-xdist's channel to its controller), never the adapter:
 they wait on their pipe, whatever their innermost frame (``--helix-in-process`` under ``-n``)."""
 
 
 def thread_is_idle(frame: Any) -> bool:
-    """Whether a thread whose innermost frame is ``frame`` waits for someone else (``_IDLE_FRAMES``)."""
-    if frame is None:
+    """Whether a thread whose innermost frame is ``frame`` waits for someone else (``_IDLE_FRAMES``,
+    ``_IDLE_CODES``)."""
+    if frame is None or frame.f_code in _IDLE_CODES:
         return True
     name = frame.f_code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
     if (name, None) in _IDLE_FRAMES or (name, frame.f_code.co_name) in _IDLE_FRAMES:

@@ -19,6 +19,8 @@ from typing import Any
 
 import pydantic_core
 
+from ..replay.clock import waits_for_others
+
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 """A worker line longer than this is a broken worker, not a result (the snapshot caps itself far below)."""
@@ -231,3 +233,8 @@ def parse_line(line: bytes, version: int = PROTOCOL_VERSION) -> dict[str, Any]:
     if not isinstance(message.get("type"), str):
         raise ProtocolError(f"a message without a type: {line[:200]!r}")
     return message
+
+
+waits_for_others(
+    RequestReader._read.__code__
+)  # blocked on the parent's pipe, it never wakes the adapter's loop
