@@ -17,6 +17,7 @@ from .gate import Gate, session_errors
 from .reporting.format import failure_line, format_failure, verdict_text
 from .reporting.outcomes import (
     CAUSE_PROPERTY,
+    HAPPENING_PROPERTY,
     REASON_PROPERTY,
     STATUS_PROPERTY,
     STOP_PROPERTY,
@@ -104,6 +105,8 @@ class ConformanceItem(pytest.Item):
             self.user_properties.append((STOP_PROPERTY, stop))
         if verdict.action == "fail" and verdict.failure is not None:
             self.user_properties.append((CAUSE_PROPERTY, safe_text(verdict.failure.message)))
+            if verdict.failure.happening:
+                self.user_properties.append((HAPPENING_PROPERTY, safe_text(verdict.failure.happening)))
             raise ConformanceFailed(verdict.failure)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:

@@ -210,7 +210,8 @@ def run_suite(
         timeout=timeout, examples=examples, seed=seed, executor=isolation.executor, submit=isolation.submit
     )
     runner = SuiteRunner(spec, settings, cassette_dir, look_ahead=True)
-    runner.expect(planned)
+    runner.expect(full)  # the whole plan says which clause owns a root cause; the selection what runs
+    runner.select(planned)
     log = OutcomeLog()
     log.notes.append(isolation.note)
     try:
@@ -269,6 +270,7 @@ def _judge(planned: list[PlannedCheck], runner: SuiteRunner, gate: Gate, log: Ou
                 item.scenario.requires | item.check.requires,
                 verdict.baseline_reason,
                 verdict.failure.message if verdict.action == "fail" and verdict.failure else "",
+                verdict.failure.happening if verdict.action == "fail" and verdict.failure else "",
             )
         )
         stop = runner.stop_reason()

@@ -29,6 +29,10 @@ class Failure:
     """Extra evidence, e.g. the relevant part of the trace."""
     replay: str = ""
     """Arguments of ``helix-conformance replay`` that show the failing run (a property's shrunk example)."""
+    happening: str = ""
+    """What actually happened, worded the same on every clause and scenario it breaks (an exception, an
+    error result for a success response): failures with the same happening are one cause
+    (``reporting/causes.py``), whatever clause each is reported on. Empty: the clause's own failure."""
 
     def has_expected(self) -> bool:
         return self.expected is not _MISSING

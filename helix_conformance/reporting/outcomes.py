@@ -16,6 +16,8 @@ passed (fails the gate). Set by the item through the ``helix_status`` user prope
 STATUS_PROPERTY = "helix_status"
 REASON_PROPERTY = "helix_baseline_reason"
 CAUSE_PROPERTY = "helix_cause"
+HAPPENING_PROPERTY = "helix_happening"
+"""A failure's ``Failure.happening``: what groups it with failures of other clauses into one cause."""
 STOP_PROPERTY = "helix_stop"
 """Set on the item after which the run stopped early (checks/root.common_cause), with the reason."""
 TIME_PROPERTY = "helix_time"
@@ -37,6 +39,8 @@ class ItemOutcome:
     baseline_reason: str = ""
     cause: str = ""
     """A failure's own message (without the clause header and evidence): what reporting/causes.py groups."""
+    happening: str = ""
+    """``Failure.happening``: set, it groups the failure by what happened rather than by clause."""
 
 
 @dataclass
@@ -87,6 +91,7 @@ class OutcomeLog:
                 frozenset(filter(None, str(props.get("requires", "")).split(","))),
                 str(props.get(REASON_PROPERTY, "")),
                 safe_text(str(props.get(CAUSE_PROPERTY, ""))),
+                safe_text(str(props.get(HAPPENING_PROPERTY, ""))),
             )
         stop = props.get(STOP_PROPERTY)
         if stop and str(stop) not in self.gate_errors:
