@@ -70,8 +70,18 @@ def test_write_baseline_then_gate_with_it_then_it_goes_stale(adapters: pytest.Py
     stale.stdout.fnmatch_lines(
         ["*stale baseline entry: STOP-01 now holds on scenario stop_max_tokens; delete*"]
     )
-    assert lines_starting(stale, "stale baseline entries (now passing; delete them): ")
-    stale.stdout.fnmatch_lines(["VERDICT: FAIL*"])
+    assert lines_starting(
+        stale, "2 stale baseline entries (the checks pass now; delete them from the baseline): "
+    )
+    # Stale entries are not broken clauses: said so everywhere, and the gate still fails (exit 1).
+    stale.stdout.fnmatch_lines(
+        [
+            "VERDICT: FAIL — 2 stale baseline entries (the checks pass now: delete them from the baseline); "
+            "every executed MUST clause holds"
+        ]
+    )
+    assert "clause(s) broken" not in output(stale)
+    assert "cause behind" not in output(stale)
 
 
 def test_rewriting_a_baseline_keeps_reasons_and_entries_not_run(adapters: pytest.Pytester) -> None:
@@ -157,7 +167,10 @@ def test_reports_in_every_format_from_the_same_data(adapters: pytest.Pytester) -
     assert markdown.startswith("# helix-conformance report: wrong-stop")
     assert "**FAIL: adapter wrong-stop" in markdown
     assert "| STOP Stop reasons | 2 | 0 | 2 |" in markdown
-    assert "### STOP-01 on `stop_max_tokens` — fails the gate" in markdown
+    assert "#### STOP-01 on `stop_max_tokens` — fails the gate" in markdown
+    # Causes first (STOP-01 and STOP-02 saw the same wrong value: one cause), the tables folded below.
+    assert markdown.index("## 1 cause behind 2 failed checks") < markdown.index("<details>")
+    assert "### 1. STOP-01 ×1, STOP-02 ×1 on 2 checks" in markdown
     assert (
         'Reproduce: `pytest --adapter=my_adapter:wrong_stop -k "openai-chat::stop_max_tokens::STOP-01"`'
         in markdown

@@ -131,9 +131,11 @@ def fail(
     details: str = "",
     replay: str = "",
     hint: str = "",
+    happening: str = "",
 ) -> NoReturn:
     """Stop the current check with a Failure for its clause (``replay``: see ``Failure.replay``). ``hint``
-    replaces the clause's common mistakes where the check knows what happened."""
+    replaces the clause's common mistakes where the check knows what happened; ``happening`` words what
+    happened the same way another clause judging the same value does (``Failure.happening``)."""
     raise CheckFailed(
         Failure(
             clause=ctx.clause,
@@ -145,6 +147,7 @@ def fail(
             hint=hint or get_clause(ctx.clause).common_mistakes,
             details=details,
             replay=replay,
+            happening=happening,
         )
     )
 

@@ -128,7 +128,8 @@ class OutcomeLog:
         return grouped
 
     def clause_status(self, clause: str) -> Status:
-        """The worst outcome of the clause over its scenarios (stale counts as failed); skipped if none ran."""
+        """The worst outcome of the clause over its scenarios; skipped if none ran. ``stale``: the clause
+        holds everywhere, but a baseline entry still lists it (that fails the gate, nothing is broken)."""
         return worst(o.status for o in self.by_clause()[clause])
 
 
@@ -144,7 +145,9 @@ SEVERITY: tuple[Status, ...] = ("failed", "stale", "should_failed", "baselined",
 
 def worst(statuses: Iterable[Status]) -> Status:
     present = set(statuses)
-    for status in SEVERITY:
-        if status in present:
-            return "failed" if status == "stale" else status
-    return "skipped"
+    return next((status for status in SEVERITY if status in present), "skipped")
+
+
+def holds(status: Status) -> bool:
+    """Whether a clause with this status holds where it ran (a stale baseline entry is no breach)."""
+    return status in ("passed", "stale")
