@@ -120,6 +120,14 @@ class ConformanceItem(pytest.Item):
         return self.path, None, f"{self.planned.level} {self.name}"
 
 
+def shown_path(path: Path, base: Path) -> str:
+    """``path`` as a command to paste in ``base`` names it: relative when it lies under ``base``."""
+    try:
+        return str(path.resolve().relative_to(base.resolve()))
+    except ValueError:
+        return str(path)
+
+
 def report_paths(value: str | None) -> list[Path]:
     """The --helix-report paths; an extension we cannot write is a usage error before anything runs."""
     paths = [Path(part.strip()) for part in (value or "").split(",") if part.strip()]
@@ -155,6 +163,7 @@ class ConformancePlugin:
         self.strict = bool(options["helix_strict"][0])
         self.gate = Gate(self.strict, None, bool(options["helix_write_baseline"][0]))
         baseline = options["helix_baseline"][0]
+        baseline_warning = None
         if baseline and not (self.gate.write_baseline and not Path(baseline).exists()):
             from .scenarios import SCENARIOS
 
@@ -162,6 +171,10 @@ class ConformancePlugin:
                 self.gate.baseline = load_baseline(Path(baseline), (s.id for s in SCENARIOS))
             except BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
+            error, warning = self.gate.baseline.mismatch(resolved.requested, profile_for(resolved.spec).name)
+            if error:
+                raise pytest.UsageError(f"--helix-baseline: {error}")
+            baseline_warning = warning
         self.settings = HarnessSettings(
             timeout=float(options["helix_timeout"][0]),
             examples=int(options["helix_examples"][0]),
@@ -169,6 +182,8 @@ class ConformancePlugin:
             real_time=bool(options["helix_real_time"][0]),
         )
         self.log = OutcomeLog()
+        if baseline_warning:
+            self.log.notes.append(baseline_warning)
         if options["helix_in_process"][0]:
             self.log.notes.append(
                 f"{IN_PROCESS_NOTE}: the adapter ran inside pytest's process (--helix-in-process)"
@@ -409,13 +424,16 @@ class ConformancePlugin:
         from .baseline import write_baseline
         from .gate import baseline_path, entries_to_write
 
-        path = baseline_path(self.options["helix_baseline"][0], session.config.invocation_params.dir)
+        invocation = session.config.invocation_params.dir
+        path = baseline_path(self.options["helix_baseline"][0], invocation)
         outcomes = [
             (o.profile, o.scenario, o.clause, o.status, o.baseline_reason) for o in self.log.items.values()
         ]
         ran = {(o.profile, o.scenario, o.clause) for o in self.log.items.values() if o.status != "skipped"}
-        count = write_baseline(path, entries_to_write(self.gate, outcomes, ran), self.resolved.requested)
+        entries = entries_to_write(self.gate, outcomes, ran)
+        count = write_baseline(path, entries, self.resolved.requested, profile_for(self.resolved.spec).name)
+        shown = shown_path(path, invocation)
         self.log.notes.append(
-            f"baseline written: {path} ({count} known failure{'s' if count != 1 else ''}); edit each reason, "
-            f"commit it, and gate with --helix-baseline={path}"
+            f"baseline written: {shown} ({count} known failure{'s' if count != 1 else ''}); edit each reason, "
+            f"commit it, and gate with --helix-baseline={shown}"
         )

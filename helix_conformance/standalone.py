@@ -23,7 +23,7 @@ from .reporting.format import verdict_text
 from .reporting.json_report import build_report
 from .reporting.outcomes import ItemOutcome, OutcomeLog, Status
 from .reporting.safety import protect_env
-from .suite import PlannedCheck, SuiteRunner, missing_cassettes_problem, plan_suite
+from .suite import PlannedCheck, SuiteRunner, missing_cassettes_problem, plan_suite, profile_for
 
 if TYPE_CHECKING:
     from .worker.launch import Opened
@@ -206,6 +206,11 @@ def run_suite(
         and (wanted_scenarios is None or p.scenario.id in wanted_scenarios)
     ]
     gate = Gate(strict, baseline)
+    warning = None
+    if baseline is not None:
+        error, warning = baseline.mismatch(requested or spec.name, profile_for(spec).name)
+        if error:
+            raise ConformanceUsageError(f"run_conformance: {error}")
     settings = HarnessSettings(
         timeout=timeout, examples=examples, seed=seed, executor=isolation.executor, submit=isolation.submit
     )
@@ -214,6 +219,8 @@ def run_suite(
     runner.select(planned)
     log = OutcomeLog()
     log.notes.append(isolation.note)
+    if warning:
+        log.notes.append(warning)
     try:
         _judge(planned, runner, gate, log, requested or spec.name)
     finally:

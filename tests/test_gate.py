@@ -4,6 +4,8 @@ JUnit properties, and the same verdict under pytest-xdist. Runs ``pytest --adapt
 from __future__ import annotations
 
 import json
+import os
+import stat
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 import yaml
 from plugin_runs import assert_no_crash, lines_starting, output, run
 
+from helix_conformance._files import umask, write_atomic
 from helix_conformance.cli import main as cli
 
 BROKEN = "--adapter=my_adapter:wrong_stop"
@@ -42,6 +45,7 @@ def test_write_baseline_then_gate_with_it_then_it_goes_stale(adapters: pytest.Py
     data = yaml.safe_load((adapters.path / "known.yaml").read_text(encoding="utf-8"))
     assert {(e["scenario"], e["clause"]) for e in data["entries"]} == FAILING
     assert all(e["reason"].startswith("known failure: ") for e in data["entries"])
+    assert (data["adapter"], data["profile"]) == ("my_adapter:wrong_stop", "openai-chat")
     assert (
         (adapters.path / "known.yaml").read_text(encoding="utf-8").startswith("# helix-conformance baseline")
     )
@@ -82,6 +86,27 @@ def test_write_baseline_then_gate_with_it_then_it_goes_stale(adapters: pytest.Py
     )
     assert "clause(s) broken" not in output(stale)
     assert "cause behind" not in output(stale)
+    # It was written for my_adapter:wrong_stop: the same wire, so applied, and said.
+    stale.stdout.fnmatch_lines(
+        ["warning: baseline known.yaml was written for adapter 'my_adapter:wrong_stop', this run is *"]
+    )
+
+    # An adapter of another wire profile cannot use it: its entries are another adapter's known failures.
+    other = run(adapters, "--adapter=anthropic", "-k", "text_basic", "--helix-baseline=known.yaml")
+    assert other.ret == pytest.ExitCode.USAGE_ERROR, output(other)
+    assert "(wire profile 'openai-chat'); this run's adapter 'anthropic' speaks 'anthropic-messages'" in (
+        other.stderr.str()
+    )
+
+
+def test_the_default_baseline_is_suggested_relative_to_where_pytest_ran(adapters: pytest.Pytester) -> None:
+    written = run(adapters, BROKEN, *SELECT, "--helix-write-baseline")
+    assert written.ret == pytest.ExitCode.OK, output(written)
+    written.stdout.fnmatch_lines(
+        ["baseline written: helix-baseline.yaml (2 known failures)*--helix-baseline=helix-baseline.yaml"]
+    )
+    (line,) = lines_starting(written, "baseline written: ")
+    assert "/" not in line, line
 
 
 def test_rewriting_a_baseline_keeps_reasons_and_entries_not_run(adapters: pytest.Pytester) -> None:
@@ -183,6 +208,10 @@ def test_reports_in_every_format_from_the_same_data(adapters: pytest.Pytester) -
     assert 'id="stop-01--stop_max_tokens"' in html  # the failing matrix cell links to its details
     assert '<td class="failed"' in html
 
+    # CI artifacts other jobs read: the mode a plain open() gives (0644 under the usual umask), not 0600.
+    for written in out.iterdir():
+        assert stat.S_IMODE(written.stat().st_mode) == 0o666 & ~umask(), written.name
+
     badge = json.loads((out / "badge.json").read_text(encoding="utf-8"))
     assert badge["schemaVersion"] == 1
     assert badge["color"] == "red"
@@ -266,3 +295,13 @@ def test_an_adapter_without_cassettes_for_its_profile_cannot_pass(adapters: pyte
         in result.stderr.str()
     )
     assert "Traceback" not in output(result)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_files_are_written_with_the_mode_the_umask_gives(tmp_path: Path, mask: int, mode: int) -> None:
+    before = os.umask(mask)
+    try:
+        write_atomic(tmp_path / "r.md", "# report\n")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "r.md").stat().st_mode) == mode

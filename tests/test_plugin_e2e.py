@@ -222,6 +222,20 @@ def test_unknown_adapter_is_a_usage_error_listing_what_exists(pytester: pytest.P
     assert "test_conformance" not in result.stdout.str()
 
 
+def test_a_mistyped_adapter_gets_a_did_you_mean(pytester: pytest.Pytester) -> None:
+    """A module on the path close to the name (``lumen`` for ``lumn``), an adapter name (``openai``), or a
+    module beside the one a dotted name misses."""
+    pytester.makepyfile(lumen="from reference_adapters.openai_chat import spec\n")
+    for typed, meant in (
+        ("lumn", "Did you mean 'lumen'?"),
+        ("opnai", "Did you mean 'openai'"),
+        ("reference_adapters.openai_chatt", "(did you mean 'reference_adapters.openai_chat'?)"),
+    ):
+        result = run(pytester, f"--adapter={typed}")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, typed
+        assert meant in result.stderr.str(), (typed, result.stderr.str())
+
+
 def test_module_without_spec_says_what_to_expose(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(helpers_without_spec="VALUE = 1\n")
     result = run(pytester, "--adapter=helpers_without_spec")
