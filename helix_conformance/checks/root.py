@@ -17,10 +17,9 @@ from urllib.parse import urlsplit
 from ..contract import ErrorStepResult
 from ..profiles import KNOWN_PROFILES, get_profile
 from ..replay.runner import ScenarioRun
-from ..replay.where import where_lines
 from ..scenarios.model import Reuse, Scenario, Stream
 from ..scenarios.recorded import REQUEST_SIDE
-from .common import error_message, sends_request, short
+from .common import error_message, sends_request, short, where_raised
 from .context import ScenarioSession
 from .harness import NO_REQUEST_HINT, UNINTERCEPTED_HINT
 
@@ -120,11 +119,13 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
             "not take, a setting read from the environment, a missing dependency).",
         )
     if run.timed_out:
+        timeout = session.settings.timeout
         return RootCause(
             hang_owner(session.scenario.tags),
-            f"generate_step did not return within {session.settings.timeout} s",
+            f"generate_step did not return within {timeout} s{_time_went_to(run, timeout)}",
             "no_result",
             run.trace.describe(),
+            hint=_hang_hint(run, timeout),
         )
     if run.raised is not None:
         return RootCause(
@@ -132,7 +133,7 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
             f"generate_step raised {type(run.raised).__name__}: {error_message(run.raised)} (failures must be "
             "returned as an ErrorStepResult)",
             "no_result",
-            _where(run.raised),
+            where_raised(run.raised),
             expected="a StepResult (an ErrorStepResult for a failure)",
             actual=f"{type(run.raised).__name__}: {error_message(run.raised)}",
         )
@@ -160,6 +161,36 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
     return unexpected_error(session.scenario, run, session.spec.capabilities)
 
 
+IMPORTS_SHARE = 0.5
+"""A hang is said to be the imports' when they took at least this share of the limit."""
+
+
+def _time_went_to(run: ScenarioRun, timeout: float) -> str:
+    if run.import_s < IMPORTS_SHARE * timeout:
+        return ""
+    return (
+        f": {run.import_s:.1f} s of it went to importing {run.imported} modules the adapter had not loaded "
+        "before this run"
+    )
+
+
+def _hang_hint(run: ScenarioRun, timeout: float) -> str:
+    """What the evidence says the time went to, where it contradicts the clause's usual suspects (empty:
+    those)."""
+    if run.import_s >= IMPORTS_SHARE * timeout:
+        return (
+            "The time went to imports, not to the adapter's waits: the factory or generate_step imports its "
+            "SDK on first use. Import it at the top of the adapter's module (the worker imports that before "
+            "any run, outside the limit), or raise --helix-timeout for a first run this slow."
+        )
+    if run.real_wait_s >= 1.0:
+        return (
+            f"{run.real_wait_s:.1f} s went to real waits the virtual clock could not skip: a time.sleep or "
+            "blocking call (in a thread of the adapter's) instead of an awaited asyncio.sleep or timeout."
+        )
+    return ""
+
+
 def unexpected_error(scenario: Scenario, run: ScenarioRun, capabilities: frozenset[str]) -> RootCause | None:
     """An ErrorStepResult for a success scenario whose last response, a complete success stream (no error
     event, fault or abort), reached the adapter (earlier ones, a 429 to retry, were got past), when the adapter
@@ -182,26 +213,11 @@ def unexpected_error(scenario: Scenario, run: ScenarioRun, capabilities: frozens
         "generate_step returned an ErrorStepResult for a complete success response: "
         f"{type(error).__name__}: {error_message(error)}",
         "error_result",
-        _where(error),
+        where_raised(error),
         expected=f"a {scenario.expect.type} result",
         actual=short(result),
         hint=UNEXPECTED_ERROR_HINT,
     )
-
-
-def _where(error: BaseException) -> str:
-    """Where the innermost of ``error`` and its causes was raised (``replay/where.py``); a run from a worker
-    carries the lines as text (``worker/snapshot.py``: ``_helix_where``)."""
-    lines: list[str] = []
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while isinstance(current, BaseException) and id(current) not in seen:
-        seen.add(id(current))
-        carried = getattr(current, "_helix_where", None)
-        found = [str(line) for line in carried] if isinstance(carried, list) else where_lines(current)
-        lines = found or lines
-        current = getattr(current, "cause", None) or current.__cause__
-    return "raised at (innermost last):\n" + "\n".join(lines) if lines else ""
 
 
 def _outcome(run: ScenarioRun) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from ..contract import AbortController, AdapterContext, AdapterSpec, LLMGenerateInput
 from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
+from . import imports
 from .callbacks import CallbackMode, recording_callbacks
 from .clock import VirtualTimeLoop, run_virtual
 from .delivery import DeliveryPlan, EventPlan
@@ -97,6 +98,11 @@ class ScenarioRun:
     """Wall seconds the loop really waited on a timer because a thread or socket of the adapter's was busy
     (a ``time.sleep`` in a worker thread): what virtual time could not skip (replay/clock.py)."""
     interactions: list[ReplayInteraction] = field(default_factory=list)
+    import_s: float = 0.0
+    """Wall seconds the run spent importing modules not loaded before it (``replay/imports.py``): an SDK
+    imported inside the factory or ``generate_step`` on first use."""
+    imported: int = 0
+    """Modules looked up for import during the run (those not yet loaded)."""
 
     @property
     def result(self) -> Any:
@@ -231,6 +237,8 @@ def _execute(
     block_network: bool,
 ) -> None:
     options = run.options
+    imports.install()
+    imports_before = imports.totals()
     started = time.monotonic()
     loops: list[VirtualTimeLoop] = []
 
@@ -258,6 +266,9 @@ def _execute(
         if worker.is_alive():
             run.timed_out = True
     run.duration_s = time.monotonic() - started
+    imports_after = imports.totals()
+    run.import_s = imports_after[0] - imports_before[0]
+    run.imported = imports_after[1] - imports_before[1]
     run.unintercepted = list(server.unintercepted)
     if loops:
         run.skipped_s, run.real_wait_s = loops[0].skipped_s, loops[0].real_wait_s

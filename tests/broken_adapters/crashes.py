@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from helix_conformance.contract import LLMGenerateInput
+from reference_adapters._http import SafeCallbacks, StreamGuard
 from reference_adapters._sse import SSEEvent
 
 from ._base import BrokenAdapter, HookedAdapter, HookedChatStream, broken
@@ -52,6 +53,21 @@ class RaisesOnToolResults(HookedAdapter):
         return super().build_body(input)
 
 
+class _AwaitsWhatCallbacksReturn(SafeCallbacks):
+    async def _call(self, callback: Any, *args: Any, after_abort: bool = False) -> None:
+        if callback is not None:
+            await callback(*args)  # Bug: a sync callback returns None, which cannot be awaited
+
+
+class AwaitsSyncCallbacks(HookedAdapter):
+    """Written against coroutine callbacks only, and lets the TypeError out: a crash only with sync ones."""
+
+    catches = ()
+
+    def make_emit(self, input: LLMGenerateInput, guard: StreamGuard) -> SafeCallbacks:
+        return _AwaitsWhatCallbacksReturn(input.callbacks, guard)
+
+
 PARSES_DONE = broken(
     "parses-done-sentinel",
     ParsesTheDoneSentinel,
@@ -74,4 +90,12 @@ RAISES_IN_STEP = broken(
     "A TypeError raised out of generate_step while building a body with tool results.",
 )
 
-ADAPTERS: list[BrokenAdapter] = [PARSES_DONE, TOOL_CALL_ASSEMBLY, RAISES_IN_STEP]
+AWAITS_SYNC_CALLBACKS = broken(
+    "awaits-sync-callbacks",
+    AwaitsSyncCallbacks,
+    "STR-09",
+    ("text_basic", "tool_call"),
+    "Awaits what every callback returns: with sync callbacks the step raises TypeError.",
+)
+
+ADAPTERS: list[BrokenAdapter] = [PARSES_DONE, TOOL_CALL_ASSEMBLY, RAISES_IN_STEP, AWAITS_SYNC_CALLBACKS]
