@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from pathlib import Path
 
 import pytest
+from doc_regions import check_region, summary_block
 from plugin_runs import OPTIONS, assert_no_crash, lines_starting, output, run
 
 GROUP_TITLE = "Helix Agents adapter conformance:"  # the description of the `helix-conformance` option group
@@ -22,6 +24,8 @@ ID_RE = re.compile(
     r"helix-conformance::test_conformance\[openai-chat::([a-z0-9_]+|recorded/[\w.\-\[\]/]+)::[A-Z]+-\d\d\]"
 )
 """An authored scenario's id, or a recorded one's (``recorded/<dir>/<name>``, ``[i]`` for interaction i)."""
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # --- 1, 2: the plugin in projects -------------------------------------------------------------------------
@@ -95,6 +99,8 @@ def test_openai_full_suite_passes_and_writes_the_json_report(pytester: pytest.Py
     """The main job of the product: the whole suite against the reference adapter, as CI runs it."""
     result = run(pytester, "--adapter=openai", "--helix-report=reports/helix.json")
     assert result.ret == pytest.ExitCode.OK, output(result)
+    # README's sample summary is this run's (tests/doc_regions.py; HELIX_UPDATE_DOCS=1 rewrites it).
+    check_region(ROOT / "README.md", "openai-summary", summary_block(result.stdout.str()))
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) == 0, outcomes
     assert outcomes["passed"] > 0, outcomes
