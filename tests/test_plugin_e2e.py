@@ -95,6 +95,7 @@ def test_openai_selection_header_table_and_verdict(pytester: pytest.Pytester) ->
     assert outcomes["deselected"] > 0
 
 
+@pytest.mark.slow
 def test_openai_full_suite_passes_and_writes_the_json_report(pytester: pytest.Pytester) -> None:
     """The main job of the product: the whole suite against the reference adapter, as CI runs it."""
     result = run(pytester, "--adapter=openai", "--helix-report=reports/helix.json")
@@ -132,6 +133,7 @@ def test_openai_full_suite_passes_and_writes_the_json_report(pytester: pytest.Py
     assert parallel[0]["reproduce"] == 'pytest --adapter=openai -k "openai-chat::tool_call_parallel::RES-06"'
 
 
+@pytest.mark.slow
 def test_anthropic_full_suite_passes(pytester: pytest.Pytester) -> None:
     """The Anthropic reference adapter passes every applicable clause, the Anthropic-only ones included."""
     result = run(pytester, "--adapter=anthropic")
@@ -150,6 +152,7 @@ def test_anthropic_full_suite_passes(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.slow
 def test_gemini_full_suite_passes(pytester: pytest.Pytester) -> None:
     """The Gemini reference adapter passes every applicable clause, CACHE-04 and MSG-08 included."""
     result = run(pytester, "--adapter=gemini")

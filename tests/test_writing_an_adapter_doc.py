@@ -32,6 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from plugin_runs import HELIX_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,6 +136,7 @@ def _assert_shown(block: Block, output: str, where: str) -> None:
         )
 
 
+@pytest.mark.slow
 def test_every_command_of_the_guide_runs_as_shown(tmp_path: Path) -> None:
     (tmp_path / "helix-conformance").symlink_to(ROOT, target_is_directory=True)
     env = _environment(tmp_path)
