@@ -41,10 +41,10 @@ def _slow_left_out(config: pytest.Config) -> bool:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     if hasattr(config, "workerinput"):
         return []
-    return [
-        "helix-conformance's own tests: the README's 'Developing' section says how long this takes; the slow "
-        "ones (whole suites in subprocesses) are left to `tox -e slow`, which .ci/run runs too"
-    ]
+    lines = ["helix-conformance's own tests: how long they take is in the README's 'Developing' section"]
+    if _slow_left_out(config):
+        lines.append(f"the tests marked slow are left out of this run: {SLOW_REASON}")
+    return lines
 
 
 @pytest.fixture(autouse=True)
@@ -73,12 +73,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Say which slow tests were left out, and print the score of the broken-adapter library, grouped by the
-    clause that catches each adapter."""
-    if _slow_left_out(terminalreporter.config) and terminalreporter.stats.get("deselected"):
-        terminalreporter.write_line(
-            f"deselected here, left to `tox -e slow` (or `pytest --slow`): {SLOW_REASON}"
-        )
+    """Print the score of the broken-adapter library, grouped by the clause that catches each adapter."""
     if not _broken_outcomes:
         return
     from broken_adapters import BROKEN_ADAPTERS

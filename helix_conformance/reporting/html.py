@@ -15,6 +15,7 @@ from .views import (
     SYMBOL,
     area_rows,
     broken_clauses,
+    causes_heading,
     cell_anchor,
     failures_by_clause,
     headline,
@@ -159,12 +160,7 @@ def _causes(data: dict[str, Any]) -> str:
     causes = data.get("causes") or []
     if not causes:
         return ""
-    checks = sum(int(c["checks"]) for c in causes)
-    out = [
-        f'<section id="causes"><h2>{len(causes)} cause{"s" if len(causes) != 1 else ""} behind {checks} '
-        f"failed check{'s' if checks != 1 else ''}</h2>",
-        '<ol class="causes">',
-    ]
+    out = [f'<section id="causes"><h2>{escape(causes_heading(causes))}</h2>', '<ol class="causes">']
     for number, cause in enumerate(causes, 1):
         if number == CAUSES_OPEN + 1:
             out.append(f"</ol><details><summary>{len(causes) - CAUSES_OPEN} more causes</summary>")

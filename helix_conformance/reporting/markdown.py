@@ -20,6 +20,7 @@ from .views import (
     SYMBOL,
     area_rows,
     broken_clauses,
+    causes_heading,
     failures_by_clause,
     headline,
     stale_results,
@@ -95,12 +96,7 @@ def _causes(data: dict[str, Any]) -> list[str]:
     causes = data.get("causes") or []
     if not causes:
         return []
-    checks = sum(int(c["checks"]) for c in causes)
-    lines = [
-        f"## {len(causes)} cause{'s' if len(causes) != 1 else ''} behind {checks} failed "
-        f"check{'s' if checks != 1 else ''}",
-        "",
-    ]
+    lines = [f"## {causes_heading(causes)}", ""]
     for number, cause in enumerate(causes, 1):
         clauses = cause.get("clauses") or {cause["clause"]: cause["checks"]}
         on = (

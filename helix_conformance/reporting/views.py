@@ -43,6 +43,15 @@ def headline(data: dict[str, Any]) -> str:
     )
 
 
+def causes_heading(causes: list[dict[str, Any]]) -> str:
+    """``2 causes behind 7 failed checks``: the heading of the causes, as the terminal says it."""
+    checks = sum(int(c["checks"]) for c in causes)
+    return (
+        f"{len(causes)} cause{'s' if len(causes) != 1 else ''} behind {checks} failed "
+        f"check{'s' if checks != 1 else ''}"
+    )
+
+
 def stale_words(count: int) -> str:
     return f"{count} stale baseline entr{'y' if count == 1 else 'ies'}"
 
