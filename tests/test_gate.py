@@ -15,6 +15,7 @@ from plugin_runs import assert_no_crash, lines_starting, output, run
 
 from helix_conformance._files import umask, write_atomic
 from helix_conformance.cli import main as cli
+from helix_conformance.reporting.outcomes import ItemOutcome, OutcomeLog
 
 BROKEN = "--adapter=my_adapter:wrong_stop"
 """Maps a token-limit stop to end_turn: STOP-01 and STOP-02 fail on stop_max_tokens."""
@@ -305,3 +306,72 @@ def test_files_are_written_with_the_mode_the_umask_gives(tmp_path: Path, mask: i
     finally:
         os.umask(before)
     assert stat.S_IMODE((tmp_path / "r.md").stat().st_mode) == mode
+
+
+# --- stale baseline entries and SHOULD-level checks, as every output says them --------------------------------
+
+
+def _outcome(scenario: str, clause: str, status: str, level: str = "MUST") -> ItemOutcome:
+    return ItemOutcome(
+        f"helix-conformance::test_conformance[openai-chat::{scenario}::{clause}]",
+        clause,
+        scenario,
+        "openai-chat",
+        level,
+        status,  # type: ignore[arg-type]
+        f"{clause} on {scenario}: {status}",
+        0.0,
+    )
+
+
+def test_stale_entries_alone_are_not_broken_clauses_in_any_output(tmp_path: Path) -> None:
+    from helix_conformance.adapters import resolve_adapter
+    from helix_conformance.baseline import Baseline
+    from helix_conformance.reporting.badge import render_badge
+    from helix_conformance.reporting.html import render_html
+    from helix_conformance.reporting.json_report import build_report
+    from helix_conformance.reporting.markdown import render_markdown
+    from helix_conformance.reporting.summary import render_summary
+
+    log = OutcomeLog()
+    for outcome in (
+        _outcome("stop_max_tokens", "STOP-01", "stale"),
+        _outcome("stop_max_tokens", "STOP-02", "stale"),
+        _outcome("text_basic", "STOP-01", "passed"),
+        _outcome("text_basic", "RES-01", "passed"),
+    ):
+        log.record(outcome)
+    summary = "\n".join(render_summary(log, strict=False, adapter="mypkg"))
+    assert (
+        "VERDICT: FAIL — 2 stale baseline entries (the checks pass now: delete them from the baseline); every "
+        "executed MUST clause holds"
+    ) in summary
+    assert "broken" not in summary
+    assert "cause" not in summary
+    baseline = Baseline(tmp_path / "known.yaml")
+    data = build_report(log, resolve_adapter("openai"), {}, strict=False, exitstatus=1, baseline=baseline)
+    badge = json.loads(render_badge(data))
+    assert (badge["message"], badge["color"]) == ("3/3 clauses · 2 stale baseline entries", "red")
+    markdown = render_markdown(data)
+    assert "## 2 stale baseline entries" in markdown
+    assert "Failing clauses" not in markdown
+    assert "fails the gate" not in markdown.split("<details>")[0]
+    html = render_html(data)
+    assert '<header class="banner stale"' in html
+    assert "Broken clause" not in html
+
+
+def test_a_must_clause_judged_as_should_is_named_with_its_scenario() -> None:
+    from helix_conformance.reporting.summary import render_summary
+
+    log = OutcomeLog()
+    log.record(_outcome("stop_refusal", "STOP-01", "should_failed", level="SHOULD"))
+    log.record(_outcome("text_basic", "STOP-01", "passed"))
+    log.record(_outcome("text_basic", "HARN-04", "should_failed", level="SHOULD"))
+    (line,) = [
+        line for line in render_summary(log, strict=False, adapter="m") if line.startswith("SHOULD not met")
+    ]
+    assert line == (
+        "SHOULD not met (not failing the gate): STOP-01 on stop_refusal (a MUST clause, judged as SHOULD there), "
+        "HARN-04"
+    )
