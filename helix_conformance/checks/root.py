@@ -49,10 +49,6 @@ JUDGED_WITHOUT_RESULT = frozenset({"HARN-01", "HARN-02", "HARN-04", "HARN-05"})
 would only repeat the cause (and a hang, once per variant), so they wait until the step returns."""
 
 
-JUDGED_WITH_AN_ERROR_RESULT = JUDGED_WITHOUT_EXCHANGE
-"""Clauses still judged when a complete success response gave an ErrorStepResult: those above, and the
-request side (the request was sent, and is judged as sent: ``judges``)."""
-
 SUCCESS_OWNERS: dict[str, str] = {"text": "RES-02", "tool_calls": "RES-02", "structured_output": "FIN-01"}
 """The clause that owns "a success response must give a success result", by the expected result type: the
 check of each already fails on an ErrorStepResult (MUST), so making it the one failure changes no verdict."""
@@ -98,8 +94,8 @@ class RootCause:
             return clause in JUDGED_WITHOUT_RESULT
         if self.kind == "no_match" and clause == "HARN-02":
             return False  # every recording unused is the same cause seen from the other side
-        if self.kind == "error_result":
-            return clause in JUDGED_WITH_AN_ERROR_RESULT or clause.startswith(REQUEST_SIDE)
+        if self.kind == "error_result":  # the request was sent and is judged as sent
+            return clause in JUDGED_WITHOUT_EXCHANGE or clause.startswith(REQUEST_SIDE)
         return clause in JUDGED_WITHOUT_EXCHANGE
 
     def skip_reason(self) -> str:
