@@ -73,6 +73,7 @@ def _gate(
     )
 
 
+@pytest.mark.slow
 def test_driver_unit_tests_pass() -> None:
     """The driver's own suite (node --test): protocol, callbacks, errors, abort, hostile adapters."""
     node = _node()
@@ -115,6 +116,7 @@ def test_missing_javascript_module_is_a_usage_error() -> None:
 VERCEL_SLICE = "anthropic-messages:: and (text_basic or tool_call_parallel or finish_tool or thinking_text)"
 
 
+@pytest.mark.slow
 def test_vercel_ai_adapter_gates_on_anthropic_with_its_known_bugs() -> None:
     """The TypeScript Vercel AI SDK adapter, end to end on one profile: the gate passes with its baseline, and the
     Vercel bug the baseline names (reading past message_stop, NT-05) is still seen, not silently gone."""

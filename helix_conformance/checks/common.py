@@ -15,6 +15,7 @@ from ..contract import (
     ToolCallsStepResult,
 )
 from ..profiles.base import WireProfile
+from ..replay.where import where_lines
 from ..scenarios.model import Scenario, Stream, StreamError, Text
 from .registry import Applies
 
@@ -220,3 +221,18 @@ def error_message(error: BaseException, limit: int = 300) -> str:
     if cause is not None:
         message += f" (cause: {type(cause).__module__}.{type(cause).__name__})"
     return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def where_raised(error: BaseException) -> str:
+    """Where the innermost of ``error`` and its causes was raised (``replay/where.py``); a run from a worker
+    carries the lines as text (``worker/snapshot.py``: ``_helix_where``)."""
+    lines: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while isinstance(current, BaseException) and id(current) not in seen:
+        seen.add(id(current))
+        carried = getattr(current, "_helix_where", None)
+        found = [str(line) for line in carried] if isinstance(carried, list) else where_lines(current)
+        lines = found or lines
+        current = getattr(current, "cause", None) or current.__cause__
+    return "raised at (innermost last):\n" + "\n".join(lines) if lines else ""

@@ -29,6 +29,10 @@ class Failure:
     """Extra evidence, e.g. the relevant part of the trace."""
     replay: str = ""
     """Arguments of ``helix-conformance replay`` that show the failing run (a property's shrunk example)."""
+    happening: str = ""
+    """What actually happened, worded the same on every clause and scenario it breaks (an exception, an
+    error result for a success response): failures with the same happening are one cause
+    (``reporting/causes.py``), whatever clause each is reported on. Empty: the clause's own failure."""
 
     def has_expected(self) -> bool:
         return self.expected is not _MISSING
@@ -127,9 +131,11 @@ def fail(
     details: str = "",
     replay: str = "",
     hint: str = "",
+    happening: str = "",
 ) -> NoReturn:
     """Stop the current check with a Failure for its clause (``replay``: see ``Failure.replay``). ``hint``
-    replaces the clause's common mistakes where the check knows what happened."""
+    replaces the clause's common mistakes where the check knows what happened; ``happening`` words what
+    happened the same way another clause judging the same value does (``Failure.happening``)."""
     raise CheckFailed(
         Failure(
             clause=ctx.clause,
@@ -141,6 +147,7 @@ def fail(
             hint=hint or get_clause(ctx.clause).common_mistakes,
             details=details,
             replay=replay,
+            happening=happening,
         )
     )
 
