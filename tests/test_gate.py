@@ -248,7 +248,7 @@ def test_a_passing_run_gets_a_green_badge(pytester: pytest.Pytester) -> None:
 def test_a_report_path_without_a_known_extension_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--adapter=mock", "--helix-report=report.txt")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--helix-report: cannot tell the format of 'report.txt'" in result.stderr.str()
+    assert "--helix-report=report.txt: cannot tell the format of 'report.txt'" in result.stderr.str()
 
 
 # --- xdist -------------------------------------------------------------------------------------------------

@@ -73,12 +73,13 @@ def sends_request(scenario: Scenario, profile: WireProfile) -> bool:
     return any(not e.optional for e in scenario.exchanges)
 
 
-def did_not_return(run: ScenarioRun, timeout: float, allowed_wait_s: float = 0) -> str:
-    """A hung step in words (with the wait the contract allows on top of the limit, if any), with what the
-    adapter's processes looked like then (memory, a stopped process) when its worker measured it."""
+def did_not_return(run: ScenarioRun, timeout: float, allowed_wait_s: float = 0, spent: str = "") -> str:
+    """A hung step in words (with the wait the contract allows on top of the limit, if any, and ``spent``:
+    where the time went, when the evidence says), with what the adapter's processes looked like then
+    (memory, a stopped process) when its worker measured it."""
     allowed = f" (plus the {allowed_wait_s:g} s wait the contract allows here)" if allowed_wait_s else ""
     note = f" ({run.hang_note})" if run.hang_note else ""
-    return f"generate_step did not return within {timeout} s{allowed}{note}"
+    return f"generate_step did not return within {timeout} s{allowed}{spent}{note}"
 
 
 def endpoint_requests(run: ScenarioRun, profile: WireProfile) -> list[SentRequest]:

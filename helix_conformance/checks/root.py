@@ -118,7 +118,7 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
         timeout = session.settings.timeout
         return RootCause(
             hang_owner(session.scenario.tags),
-            did_not_return(run, timeout, session.allowed_wait_s) + _time_went_to(run, timeout),
+            did_not_return(run, timeout, session.allowed_wait_s, _time_went_to(run, timeout)),
             "no_result",
             run.trace.describe(),
             hint=_hang_hint(run, timeout),
