@@ -164,12 +164,12 @@ def test_the_markdown_of_a_red_run_with_one_cause(red: dict[str, Any]) -> None:
     scenario, expected/actual and reproduce line, the failing clauses. Set HELIX_UPDATE_SNAPSHOTS=1 to
     rewrite the snapshot after a deliberate change, and review the diff."""
     markdown = render_markdown(_stable(red))
-    head, _, rest = markdown.partition("<details>")
+    head, _, rest = markdown.partition("<details><summary>Every clause")  # the matrix is folded above it
     if os.environ.get("HELIX_UPDATE_SNAPSHOTS"):
         SNAPSHOT.parent.mkdir(exist_ok=True)
         SNAPSHOT.write_text(head, encoding="utf-8")
     assert head == SNAPSHOT.read_text(encoding="utf-8")
     # Below it, folded: the tables, then every failure grouped by clause.
-    assert rest.startswith("<summary>Every clause, by contract area and scenario</summary>")
+    assert rest.startswith(", by contract area and scenario</summary>")
     assert "<details><summary>Every failure (" in rest
     assert markdown.count("### RES-02 (MUST): ") == 1

@@ -70,7 +70,8 @@ details.failure{margin:.3em 0;border:1px solid #d0d7de;border-left:5px solid #cf
   padding:2px 8px}
 details.should_failed{border-left-color:#bf8700}details.baselined{border-left-color:#0969da}
 details.compat_failed{border-left-color:#8250df}
-details.failure summary{cursor:pointer}
+details.failure summary,details.section summary{cursor:pointer}
+details.section>summary{font-weight:600;margin:.8em 0 .3em}
 details:target,td:target{outline:3px solid #0969da}
 pre{background:#f6f8fa;padding:.6em;overflow:auto;white-space:pre-wrap;margin:.3em 0}
 """
@@ -201,15 +202,20 @@ def _cause(data: dict[str, Any], cause: dict[str, Any]) -> str:
 def _below_causes(data: dict[str, Any]) -> str:
     """The slot for sections a reviewer needs right after the causes: the compatibility matrix of
     issue 29 §2 renders here, once, for every HTML report, and after it the checks not applicable to the
-    adapter's request, with their reasons."""
-    matrix = compatibility.html_section(data.get("compatibility"), escape)
-    reasons = applicability.html_section(data.get("not_applicable"), escape)
-    return "\n".join(
-        [
-            *([f'<section id="compatibility" class="compat">{matrix}</section>'] if matrix else []),
-            *([f'<section id="not-applicable">{reasons}</section>'] if reasons else []),
-        ]
+    adapter's request, with their reasons; each folded under its one-line summary."""
+    sections = (
+        ("compatibility", data.get("compatibility"), compatibility),
+        ("not-applicable", data.get("not_applicable"), applicability),
     )
+    out = []
+    for anchor, section, module in sections:
+        body = module.html_section(section, escape)
+        if body:  # folded under its one-line summary: the failing clauses stay above the fold
+            out.append(
+                f'<section id="{anchor}" class="compat"><details class="section"><summary>'
+                f"{escape(module.headline(section))}</summary>{body}</details></section>"
+            )
+    return "\n".join(out)
 
 
 def _failing_clauses(data: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ cannot close its fence, and no name can open a link, an image or HTML.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 from urllib.parse import quote
@@ -39,6 +40,11 @@ _TICKS = re.compile(r"`+")
 def _text(value: object) -> str:
     """Inline text on one line (a heading, a table cell, a list item), every Markdown construct escaped."""
     return _INLINE.sub(r"\\\1", " ".join(neutralise(str(value)).split()))
+
+
+def _summary(value: object) -> str:
+    """Text for a ``<summary>``: an HTML block, where Markdown escapes would show, so HTML-escaped."""
+    return html.escape(" ".join(neutralise(str(value)).split()))
 
 
 def _longest_ticks(text: str) -> int:
@@ -154,13 +160,22 @@ def _stale(data: dict[str, Any]) -> list[str]:
 def _below_causes(data: dict[str, Any]) -> list[str]:
     """The slot for sections a reviewer needs right after the causes: the compatibility matrix of
     issue 29 §2 renders here, once, for every Markdown report, and after it the checks not applicable to the
-    adapter's request, with their reasons."""
+    adapter's request, with their reasons; each folded under its one-line summary."""
     lines: list[str] = []
-    for section in (
-        compatibility.markdown_section(data.get("compatibility"), _text),
-        applicability.markdown_section(data.get("not_applicable"), _text),
+    for section, module in (
+        (data.get("compatibility"), compatibility),
+        (data.get("not_applicable"), applicability),
     ):
-        lines += [*section, ""] if section else []
+        body = module.markdown_section(section, _text)
+        if body:  # folded under its one-line summary: the failing clauses stay near the top
+            lines += [
+                f"<details><summary>{_summary(module.headline(section))}</summary>",
+                "",
+                *body,
+                "",
+                "</details>",
+                "",
+            ]
     return lines
 
 
