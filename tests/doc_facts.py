@@ -310,8 +310,8 @@ FACTS: list[Fact] = [
     ),
     Fact(
         "docs/worker-protocol.md",
-        r"terminates, waits (\d+) s",
-        _const("helix_conformance.worker.client", "STOP_GRACE_S"),
+        r"asks the keeper, waits (\d+(?:\.\d+)?) s",
+        _const("helix_conformance.worker.client", "KEEPER_GRACE_S"),
     ),
     Fact(
         "docs/worker-protocol.md",
@@ -380,7 +380,12 @@ FACTS: list[Fact] = [
     ),
     Fact("docs/worker-protocol.md", r"`AdapterContext\.timeout` \((\d+) s by default\)", _read_timeout_share),
     # docs/speed.md
-    Fact("docs/speed.md", r"\(`--helix-timeout`, (\d+) s\)", _option_default("helix-timeout")),
+    Fact("docs/speed.md", r"\(`--helix-timeout`, (\d+) s[;)]", _option_default("helix-timeout")),
+    Fact(
+        "docs/speed.md",
+        r"plus the (\d+) s CFG-05 allows",
+        _const("helix_conformance.clauses", "RETRY_AFTER_BOUND_S"),
+    ),
     Fact(
         "docs/speed.md",
         r"the loop waits (\d+) ms for real",

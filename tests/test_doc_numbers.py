@@ -96,6 +96,31 @@ DECLARED: list[tuple[str, str, str]] = [
         "a sample test id: interaction 0 of a recording",
     ),
     (
+        "docs/contract.md",
+        r"[Ii]ssue \d+",
+        "this project's issue numbers: where a rule's history is told",
+    ),
+    (
+        "docs/worker-protocol.md",
+        r"[Ii]ssue \d+",
+        "this project's issue numbers: where a design's history is told",
+    ),
+    (
+        "docs/contract.md",
+        r"passed all 77 checks",
+        "the count of checks before issue 29: history, it cannot drift",
+    ),
+    (
+        "docs/contract.md",
+        r"about 76 s late|its 300 s idle timeout",
+        "figures from the reports an Evidence paragraph cites",
+    ),
+    (
+        "docs/worker-protocol.md",
+        r"from 1\)|PID 1\b|PID 2\b",
+        "the frames' numbering; the PIDs an init and its first child get in a new PID namespace",
+    ),
+    (
         "docs/writing-an-adapter.md",
         r"0\.4 and 0\.9 s apart",
         "the gaps in the trace shown above it (the SDK's backoff is random: the walkthrough checks the trace's shape)",

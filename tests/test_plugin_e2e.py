@@ -115,7 +115,7 @@ def test_openai_full_suite_passes_and_writes_the_json_report(pytester: pytest.Py
         assert lines_starting(result, area), f"no {area!r} row in the summary"
 
     report = json.loads((pytester.path / "reports" / "helix.json").read_text(encoding="utf-8"))
-    assert report["schema_version"] == 2
+    assert report["schema_version"] == 3
     assert report["adapter"]["name"] == "openai"
     assert report["adapter"]["wire_profile"] == "openai-chat"
     assert report["verdict"] == "pass"
