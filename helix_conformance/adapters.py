@@ -105,7 +105,9 @@ def _load_target(target: str, name: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise AdapterNotFound(f"--adapter={name}: cannot import {module_name!r}: {exc}") from exc
+        close = _close_modules(exc.name) if isinstance(exc, ModuleNotFoundError) and exc.name else []
+        guess = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+        raise AdapterNotFound(f"--adapter={name}: cannot import {module_name!r}: {exc}{guess}") from exc
     except Exception as exc:  # the adapter's own module failed while loading: say so, do not crash pytest
         raise AdapterNotFound(
             f"--adapter={name}: importing {module_name!r} raised {type(exc).__name__}: {exc}"
@@ -182,12 +184,46 @@ def resolve_name(name: str) -> ResolvedAdapter | ResolvedCommand:
     if "." in name or importlib.util.find_spec(name) is not None:
         return _resolved(_as_spec(_load_target(name, name), name, name), name, name, "module")
     listing = ", ".join(sorted(names))
+    close = close_names(name, names)
+    guess = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise AdapterNotFound(
-        f"--adapter={name}: unknown adapter. Available: {listing}. You can also pass an importable module "
+        f"--adapter={name}: unknown adapter.{guess} Available: {listing}. You can also pass an importable module "
         f"exposing `spec` (mypkg.adapter), an attribute (mypkg.adapter:spec), a JavaScript adapter "
         f"(node:adapter.mjs), a driver's command (cmd:'COMMAND ARGS'), or register an entry point in "
         f"group {ENTRY_POINT_GROUP!r}."
     )
+
+
+def close_names(name: str, adapters: dict[str, str]) -> list[str]:
+    """Names close to a mistyped ``name``: adapter names (built-in and entry points) and the top-level
+    modules and packages of the import path, which ``--adapter`` takes too (a typo of ``lumen`` is ``lumn``)."""
+    return _close(name, {*adapters, *_modules(None)})
+
+
+def _close_modules(missing: str) -> list[str]:
+    """Modules close to ``missing`` (a dotted name that does not import), beside it in its package."""
+    parent, _, last = missing.rpartition(".")
+    if not parent:
+        return _close(missing, _modules(None))
+    try:
+        package = importlib.import_module(parent)
+    except Exception:
+        return []  # the parent is missing too: its own error says so
+    path = getattr(package, "__path__", None)
+    return [f"{parent}.{c}" for c in _close(last, _modules(list(path)))] if path is not None else []
+
+
+def _modules(path: list[str] | None) -> set[str]:
+    import pkgutil
+
+    found = {m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_")}
+    return found | (set(sys.builtin_module_names) if path is None else set())
+
+
+def _close(name: str, candidates: set[str]) -> list[str]:
+    import difflib
+
+    return difflib.get_close_matches(name, sorted(candidates), n=3, cutoff=0.75)
 
 
 def _resolved(

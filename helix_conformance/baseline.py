@@ -51,6 +51,29 @@ class BaselineEntry:
 class Baseline:
     path: Path
     entries: tuple[BaselineEntry, ...] = ()
+    adapter: str | None = None
+    """The --adapter value of the run that wrote it (``--helix-write-baseline``); None in a hand-written one."""
+    profile: str | None = None
+    """The wire profile of that adapter."""
+
+    def mismatch(self, adapter: str, profile: str) -> tuple[str | None, str | None]:
+        """(error, warning) for using this baseline with ``adapter`` speaking ``profile``: written for another
+        wire profile, its entries name another wire's checks (refused); for another adapter name on the same
+        wire, it may be the same adapter named another way (``mypkg`` / ``mypkg.conformance:spec``): said."""
+        written = f"baseline {self.path} was written for adapter {self.adapter!r}"
+        if self.profile is not None and self.profile != profile:
+            return (
+                f"{written} (wire profile {self.profile!r}); this run's adapter {adapter!r} speaks {profile!r}, "
+                "so its entries are another adapter's known failures. Pass this adapter's baseline, or write "
+                "one with --helix-write-baseline (and a --helix-baseline path of its own).",
+                None,
+            )
+        if self.adapter is not None and self.adapter != adapter:
+            return None, (
+                f"warning: {written}, this run is --adapter={adapter} (the same wire profile {profile!r}): its "
+                "entries are applied; if it belongs to another adapter, give this one a baseline of its own"
+            )
+        return None, None
 
     def find(self, profile: str, scenario: str, clause: str) -> BaselineEntry | None:
         for entry in self.entries:
@@ -74,7 +97,7 @@ def load_baseline(path: Path, scenario_ids: Iterable[str]) -> Baseline:
         return Baseline(path)
     if not isinstance(data, dict) or not isinstance(data.get("entries", []), list):
         raise BaselineError(f"baseline {where}: expected a mapping with a list under 'entries'")
-    unknown_top = set(data) - {"version", "adapter", "entries"}
+    unknown_top = set(data) - {"version", "adapter", "profile", "entries"}
     if unknown_top:
         raise BaselineError(f"baseline {where}: unknown key(s) {', '.join(sorted(map(str, unknown_top)))}")
     if data.get("version", FORMAT_VERSION) != FORMAT_VERSION:
@@ -90,7 +113,11 @@ def load_baseline(path: Path, scenario_ids: Iterable[str]) -> Baseline:
             raise BaselineError(f"baseline {where}, entry {number}: {entry.key} is listed twice")
         seen.add(entry.key)
         entries.append(entry)
-    return Baseline(path, tuple(entries))
+    adapter, profile = data.get("adapter"), data.get("profile")
+    for key, value in (("adapter", adapter), ("profile", profile)):
+        if value is not None and not isinstance(value, str):
+            raise BaselineError(f"baseline {where}: {key!r} must be a string, not {value!r}")
+    return Baseline(path, tuple(entries), adapter, profile)
 
 
 def _entry(raw: object, where: str, known_scenarios: set[str]) -> BaselineEntry:
@@ -114,12 +141,14 @@ def _entry(raw: object, where: str, known_scenarios: set[str]) -> BaselineEntry:
     return BaselineEntry(clause, scenario, raw["reason"].strip(), profile)
 
 
-def write_baseline(path: Path, entries: Iterable[BaselineEntry], adapter: str) -> int:
-    """Write atomically, sorted by clause then scenario so the file diffs well; returns the entry count."""
+def write_baseline(path: Path, entries: Iterable[BaselineEntry], adapter: str, profile: str) -> int:
+    """Write atomically, sorted by clause then scenario so the file diffs well; returns the entry count. The
+    adapter and its wire profile are recorded, so the file is not used for another adapter unnoticed."""
     ordered = sorted(entries, key=lambda e: (e.clause, e.scenario, e.profile or ""))
     body = {
         "version": FORMAT_VERSION,
         "adapter": adapter,
+        "profile": profile,
         "entries": [
             {
                 "clause": e.clause,

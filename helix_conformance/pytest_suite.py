@@ -19,6 +19,7 @@ from .profiles.servers import declared_servers, unknown_servers
 from .reporting.format import failure_line, format_failure, verdict_text
 from .reporting.outcomes import (
     CAUSE_PROPERTY,
+    HAPPENING_PROPERTY,
     REASON_PROPERTY,
     STATUS_PROPERTY,
     STOP_PROPERTY,
@@ -106,6 +107,8 @@ class ConformanceItem(pytest.Item):
             self.user_properties.append((STOP_PROPERTY, stop))
         if verdict.action == "fail" and verdict.failure is not None:
             self.user_properties.append((CAUSE_PROPERTY, safe_text(verdict.failure.message)))
+            if verdict.failure.happening:
+                self.user_properties.append((HAPPENING_PROPERTY, safe_text(verdict.failure.happening)))
             raise ConformanceFailed(verdict.failure)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -117,6 +120,14 @@ class ConformanceItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.planned.level} {self.name}"
+
+
+def shown_path(path: Path, base: Path) -> str:
+    """``path`` as a command to paste in ``base`` names it: relative when it lies under ``base``."""
+    try:
+        return str(path.resolve().relative_to(base.resolve()))
+    except ValueError:
+        return str(path)
 
 
 def report_paths(value: str | None, source: str = "cli") -> list[Path]:
@@ -160,6 +171,7 @@ class ConformancePlugin:
         self.strict = bool(options["helix_strict"][0])
         self.gate = Gate(self.strict, None, bool(options["helix_write_baseline"][0]))
         baseline = options["helix_baseline"][0]
+        baseline_warning = None
         if baseline and not (self.gate.write_baseline and not Path(baseline).exists()):
             from .scenarios import SCENARIOS
 
@@ -167,6 +179,10 @@ class ConformancePlugin:
                 self.gate.baseline = load_baseline(Path(baseline), (s.id for s in SCENARIOS))
             except BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
+            error, warning = self.gate.baseline.mismatch(resolved.requested, profile_for(resolved.spec).name)
+            if error:
+                raise pytest.UsageError(f"--helix-baseline: {error}")
+            baseline_warning = warning
         self.settings = HarnessSettings(
             timeout=float(options["helix_timeout"][0]),
             examples=int(options["helix_examples"][0]),
@@ -175,6 +191,8 @@ class ConformancePlugin:
             language=language_of(resolved.requested),
         )
         self.log = OutcomeLog()
+        if baseline_warning:
+            self.log.notes.append(baseline_warning)
         if options["helix_in_process"][0]:
             self.log.notes.append(
                 f"{IN_PROCESS_NOTE}: the adapter ran inside pytest's process (--helix-in-process)"
@@ -430,13 +448,16 @@ class ConformancePlugin:
         from .baseline import write_baseline
         from .gate import baseline_path, entries_to_write
 
-        path = baseline_path(self.options["helix_baseline"][0], session.config.invocation_params.dir)
+        invocation = session.config.invocation_params.dir
+        path = baseline_path(self.options["helix_baseline"][0], invocation)
         outcomes = [
             (o.profile, o.scenario, o.clause, o.status, o.baseline_reason) for o in self.log.items.values()
         ]
         ran = {(o.profile, o.scenario, o.clause) for o in self.log.items.values() if o.executed}
-        count = write_baseline(path, entries_to_write(self.gate, outcomes, ran), self.resolved.requested)
+        entries = entries_to_write(self.gate, outcomes, ran)
+        count = write_baseline(path, entries, self.resolved.requested, profile_for(self.resolved.spec).name)
+        shown = shown_path(path, invocation)
         self.log.notes.append(
-            f"baseline written: {path} ({count} known failure{'s' if count != 1 else ''}); edit each reason, "
-            f"commit it, and gate with --helix-baseline={path}"
+            f"baseline written: {shown} ({count} known failure{'s' if count != 1 else ''}); edit each reason, "
+            f"commit it, and gate with --helix-baseline={shown}"
         )

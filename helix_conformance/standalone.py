@@ -24,7 +24,7 @@ from .reporting.format import verdict_text
 from .reporting.json_report import build_report
 from .reporting.outcomes import ItemOutcome, OutcomeLog, Status
 from .reporting.safety import protect_env
-from .suite import PlannedCheck, SuiteRunner, missing_cassettes_problem, plan_suite
+from .suite import PlannedCheck, SuiteRunner, missing_cassettes_problem, plan_suite, profile_for
 
 if TYPE_CHECKING:
     from .worker.launch import Opened
@@ -210,6 +210,11 @@ def run_suite(
         and (wanted_scenarios is None or p.scenario.id in wanted_scenarios)
     ]
     gate = Gate(strict, baseline)
+    warning = None
+    if baseline is not None:
+        error, warning = baseline.mismatch(requested or spec.name, profile_for(spec).name)
+        if error:
+            raise ConformanceUsageError(f"run_conformance: {error}")
     settings = HarnessSettings(
         timeout=timeout,
         examples=examples,
@@ -219,9 +224,12 @@ def run_suite(
         language=language_of(requested or spec.name),
     )
     runner = SuiteRunner(spec, settings, cassette_dir, look_ahead=True)
-    runner.expect(planned)
+    runner.expect(full)  # the whole plan says which clause owns a root cause; the selection what runs
+    runner.select(planned)
     log = OutcomeLog()
     log.notes.append(isolation.note)
+    if warning:
+        log.notes.append(warning)
     try:
         _judge(planned, runner, gate, log, requested or spec.name)
     finally:
@@ -279,6 +287,7 @@ def _judge(planned: list[PlannedCheck], runner: SuiteRunner, gate: Gate, log: Ou
                 verdict.baseline_reason,
                 verdict.failure.message if verdict.action == "fail" and verdict.failure else "",
                 item.servers,
+                verdict.failure.happening if verdict.action == "fail" and verdict.failure else "",
             )
         )
         stop = runner.stop_reason()

@@ -189,8 +189,10 @@ class SuiteRunner:
     cassette_root: Path | None = None
     _sessions: dict[str, ScenarioSession] = field(default_factory=dict)
     _remaining: dict[str, int] = field(default_factory=dict)
-    _judged: dict[str, set[str]] = field(default_factory=dict)
-    """The clauses each scenario is judged on in this run (a selection may leave out a root cause's owner)."""
+    _levels: dict[tuple[str, str], str] = field(default_factory=dict)
+    """The level of each (scenario, clause) judged in the whole plan (``expect``)."""
+    _chosen: dict[str, set[str]] = field(default_factory=dict)
+    """The clauses each scenario is judged on here (a selection may leave out a root cause's owner)."""
     _cassettes: CassetteCache | None = None
     roots: dict[str, RootCause | None] = field(default_factory=dict)
     """The root cause of each scenario run so far (None: judged clause by clause)."""
@@ -208,7 +210,7 @@ class SuiteRunner:
         for item in planned:
             self._remaining[item.scenario.id] = self._remaining.get(item.scenario.id, 0) + 1
             if item.skip_reason is None:
-                self._judged.setdefault(item.scenario.id, set()).add(item.clause)
+                self._levels[(item.scenario.id, item.clause)] = item.level
         self.select(planned)
 
     def select(self, chosen: list[PlannedCheck]) -> None:
@@ -216,10 +218,12 @@ class SuiteRunner:
         scenario's runs are dropped after its last chosen check."""
         self._planned.clear()
         self._remaining.clear()
+        self._chosen.clear()
         for item in chosen:
             self._remaining[item.scenario.id] = self._remaining.get(item.scenario.id, 0) + 1
             if item.skip_reason is None:
                 self._planned.setdefault(item.scenario.id, []).append(item)
+                self._chosen.setdefault(item.scenario.id, set()).add(item.clause)
 
     def cassettes(self) -> CassetteCache:
         if self._cassettes is None:
@@ -292,10 +296,18 @@ class SuiteRunner:
     def root_cause(self, scenario_id: str, session: ScenarioSession) -> RootCause | None:
         """The scenario's root cause (checks/root.py), computed once and kept for the fail-fast rule."""
         if scenario_id not in self.roots:
-            self.roots[scenario_id] = root_cause(session)
-            if self.roots[scenario_id] is not None:
+            root = root_cause(session)
+            if root is not None and root.kind == "error_result" and not self._owned(scenario_id, root):
+                root = None  # nothing judged here would fail on it as MUST: judged clause by clause
+            self.roots[scenario_id] = root
+            if root is not None:
                 session.close()  # most of its checks will not run: what was sent ahead is not needed
         return self.roots[scenario_id]
+
+    def _owned(self, scenario_id: str, root: RootCause) -> bool:
+        """Whether the root cause's owner is judged on the scenario in the whole plan, as MUST: only then
+        does reporting it there (and not judging the clauses it took the input of) keep the verdict."""
+        return self._levels.get((scenario_id, root.clause)) == "MUST"
 
     def stop_reason(self) -> str | None:
         """Why the run should stop now (checks/root.common_cause), or None to go on. Scenarios judged for the
@@ -356,12 +368,13 @@ class SuiteRunner:
                 )
             if (
                 root is not None
-                and root.clause not in self._judged.get(item.scenario.id, ())
+                and root.clause not in self._chosen.get(item.scenario.id, ())
                 and not item.check.when_undeclared  # HARN-05 judges a run without a result itself
+                and not (root.kind == "error_result" and root.judges(item.clause))
             ):
                 # The owner is not judged here (a -k selection, a generated scenario): the scenario's first
-                # item to run carries the cause instead, once.
-                self._judged.setdefault(item.scenario.id, set()).add(root.clause)
+                # item to run that the cause leaves unjudged carries it instead, once.
+                self._chosen.setdefault(item.scenario.id, set()).add(root.clause)
                 self._reported.add(item.scenario.id)
                 return CheckOutcome(
                     "failed", _shown_with_output(self._root_failure(item, root), session.run())
@@ -394,6 +407,7 @@ class SuiteRunner:
             root.message,
             hint=root.hint or get_clause(root.clause, language).common_mistakes,
             details=root.details,
+            happening=root.message,
         )
         if root.actual is None:
             return failure

@@ -5,6 +5,47 @@ from __future__ import annotations
 import pytest
 from plugin_runs import ADAPTERS, clear_helix_environment
 
+# --- slow tests: whole suites in subprocesses, run by `tox -e slow` (and .ci/run), not by the default `pytest` ---
+
+SLOW_REASON = (
+    "a whole adapter suite, the guide's walkthrough, a benchmark or the full fault sweep: minutes each and "
+    "rarely broken; `tox -e slow` runs them (.ci/run does), `pytest --slow` adds them, naming one by id runs it"
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow", action="store_true", help="also run the tests marked slow (tox -e slow: only them)"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"slow: {SLOW_REASON}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the slow tests to `tox -e slow`, unless asked for: --slow, a -m expression, or named by id."""
+    if not _slow_left_out(config):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
+def _slow_left_out(config: pytest.Config) -> bool:
+    named = any("::" in str(arg) for arg in config.args)
+    return not (config.getoption("--slow") or config.option.markexpr or named)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    if hasattr(config, "workerinput"):
+        return []
+    lines = ["helix-conformance's own tests: how long they take is in the README's 'Developing' section"]
+    if _slow_left_out(config):
+        lines.append(f"the tests marked slow are left out of this run: {SLOW_REASON}")
+    return lines
+
 
 @pytest.fixture(autouse=True)
 def _no_helix_environment(monkeypatch: pytest.MonkeyPatch) -> None:

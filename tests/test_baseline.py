@@ -89,10 +89,23 @@ def test_written_baselines_load_back(tmp_path: Path) -> None:
         BaselineEntry("RES-06", "tool_call_parallel", "HX-7"),
     ]
     path = tmp_path / "sub" / "known.yaml"
-    assert write_baseline(path, entries, "mypkg") == 2
+    assert write_baseline(path, entries, "mypkg", "openai-chat") == 2
     loaded = load_baseline(path, IDS)
     assert [e.clause for e in loaded.entries] == ["RES-06", "STOP-02"]  # sorted, so the file diffs well
     assert set(loaded.entries) == set(entries)
+    assert (loaded.adapter, loaded.profile) == ("mypkg", "openai-chat")
+    # Used for another adapter: refused across wire profiles, said (and applied) on the same wire.
+    assert loaded.mismatch("mypkg", "openai-chat") == (None, None)
+    error, warning = loaded.mismatch("other", "anthropic-messages")
+    assert warning is None
+    assert error is not None
+    assert f"baseline {path} was written for adapter 'mypkg' (wire profile 'openai-chat')" in error
+    error, warning = loaded.mismatch("mypkg.conformance:spec", "openai-chat")
+    assert error is None
+    assert warning is not None
+    assert "this run is --adapter=mypkg.conformance:spec" in warning
+    # A hand-written baseline names no adapter: nothing to compare.
+    assert load_baseline(_baseline(tmp_path, "entries: []"), IDS).mismatch("x", "gemini") == (None, None)
 
 
 # --- the verdict of one check ---------------------------------------------------------------------------------

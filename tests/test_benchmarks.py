@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # one run of benchmarks/run.py --quick: minutes
+
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ["figure", "value", "target", "ratio", "met?"]
 

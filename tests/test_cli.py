@@ -144,7 +144,7 @@ def test_replay_of_a_cassette_file(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_run_conformance_returns_the_plugins_report() -> None:
     report = run_conformance(openai_spec, scenarios=["text_basic", "stop_max_tokens"], examples=2)
-    assert report["schema_version"] == 2
+    assert report["schema_version"] == 3
     assert report["passed"] is True
     assert report["verdict"] == "pass"
     assert report["clauses"]["STOP-01"]["status"] == "passed"

@@ -4,6 +4,8 @@ JUnit properties, and the same verdict under pytest-xdist. Runs ``pytest --adapt
 from __future__ import annotations
 
 import json
+import os
+import stat
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -11,7 +13,9 @@ import pytest
 import yaml
 from plugin_runs import assert_no_crash, lines_starting, output, run
 
+from helix_conformance._files import umask, write_atomic
 from helix_conformance.cli import main as cli
+from helix_conformance.reporting.outcomes import ItemOutcome, OutcomeLog
 
 BROKEN = "--adapter=my_adapter:wrong_stop"
 """Maps a token-limit stop to end_turn: STOP-01 and STOP-02 fail on stop_max_tokens."""
@@ -42,6 +46,7 @@ def test_write_baseline_then_gate_with_it_then_it_goes_stale(adapters: pytest.Py
     data = yaml.safe_load((adapters.path / "known.yaml").read_text(encoding="utf-8"))
     assert {(e["scenario"], e["clause"]) for e in data["entries"]} == FAILING
     assert all(e["reason"].startswith("known failure: ") for e in data["entries"])
+    assert (data["adapter"], data["profile"]) == ("my_adapter:wrong_stop", "openai-chat")
     assert (
         (adapters.path / "known.yaml").read_text(encoding="utf-8").startswith("# helix-conformance baseline")
     )
@@ -70,8 +75,39 @@ def test_write_baseline_then_gate_with_it_then_it_goes_stale(adapters: pytest.Py
     stale.stdout.fnmatch_lines(
         ["*stale baseline entry: STOP-01 now holds on scenario stop_max_tokens; delete*"]
     )
-    assert lines_starting(stale, "stale baseline entries (now passing; delete them): ")
-    stale.stdout.fnmatch_lines(["VERDICT: FAIL*"])
+    assert lines_starting(
+        stale, "2 stale baseline entries (the checks pass now; delete them from the baseline): "
+    )
+    # Stale entries are not broken clauses: said so everywhere, and the gate still fails (exit 1).
+    stale.stdout.fnmatch_lines(
+        [
+            "VERDICT: FAIL — 2 stale baseline entries (the checks pass now: delete them from the baseline); "
+            "every executed MUST clause holds"
+        ]
+    )
+    assert "clause(s) broken" not in output(stale)
+    assert "cause behind" not in output(stale)
+    # It was written for my_adapter:wrong_stop: the same wire, so applied, and said.
+    stale.stdout.fnmatch_lines(
+        ["warning: baseline known.yaml was written for adapter 'my_adapter:wrong_stop', this run is *"]
+    )
+
+    # An adapter of another wire profile cannot use it: its entries are another adapter's known failures.
+    other = run(adapters, "--adapter=anthropic", "-k", "text_basic", "--helix-baseline=known.yaml")
+    assert other.ret == pytest.ExitCode.USAGE_ERROR, output(other)
+    assert "(wire profile 'openai-chat'); this run's adapter 'anthropic' speaks 'anthropic-messages'" in (
+        other.stderr.str()
+    )
+
+
+def test_the_default_baseline_is_suggested_relative_to_where_pytest_ran(adapters: pytest.Pytester) -> None:
+    written = run(adapters, BROKEN, *SELECT, "--helix-write-baseline")
+    assert written.ret == pytest.ExitCode.OK, output(written)
+    written.stdout.fnmatch_lines(
+        ["baseline written: helix-baseline.yaml (2 known failures)*--helix-baseline=helix-baseline.yaml"]
+    )
+    (line,) = lines_starting(written, "baseline written: ")
+    assert "/" not in line, line
 
 
 def test_rewriting_a_baseline_keeps_reasons_and_entries_not_run(adapters: pytest.Pytester) -> None:
@@ -157,7 +193,10 @@ def test_reports_in_every_format_from_the_same_data(adapters: pytest.Pytester) -
     assert markdown.startswith("# helix-conformance report: wrong-stop")
     assert "**FAIL: adapter wrong-stop" in markdown
     assert "| STOP Stop reasons | 2 | 0 | 2 |" in markdown
-    assert "### STOP-01 on `stop_max_tokens` — fails the gate" in markdown
+    assert "#### STOP-01 on `stop_max_tokens` — fails the gate" in markdown
+    # Causes first (STOP-01 and STOP-02 saw the same wrong value: one cause), the tables folded below.
+    assert markdown.index("## 1 cause behind 2 failed checks") < markdown.index("<details>")
+    assert "### 1. STOP-01 ×1, STOP-02 ×1 on 2 checks" in markdown
     assert (
         'Reproduce: `pytest --adapter=my_adapter:wrong_stop -k "openai-chat::stop_max_tokens::STOP-01"`'
         in markdown
@@ -169,6 +208,10 @@ def test_reports_in_every_format_from_the_same_data(adapters: pytest.Pytester) -
         assert external not in html, f"the HTML report must open offline: found {external!r}"
     assert 'id="stop-01--stop_max_tokens"' in html  # the failing matrix cell links to its details
     assert '<td class="failed"' in html
+
+    # CI artifacts other jobs read: the mode a plain open() gives (0644 under the usual umask), not 0600.
+    for written in out.iterdir():
+        assert stat.S_IMODE(written.stat().st_mode) == 0o666 & ~umask(), written.name
 
     badge = json.loads((out / "badge.json").read_text(encoding="utf-8"))
     assert badge["schemaVersion"] == 1
@@ -205,7 +248,7 @@ def test_a_passing_run_gets_a_green_badge(pytester: pytest.Pytester) -> None:
 def test_a_report_path_without_a_known_extension_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--adapter=mock", "--helix-report=report.txt")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--helix-report: cannot tell the format of 'report.txt'" in result.stderr.str()
+    assert "--helix-report=report.txt: cannot tell the format of 'report.txt'" in result.stderr.str()
 
 
 # --- xdist -------------------------------------------------------------------------------------------------
@@ -253,3 +296,82 @@ def test_an_adapter_without_cassettes_for_its_profile_cannot_pass(adapters: pyte
         in result.stderr.str()
     )
     assert "Traceback" not in output(result)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_files_are_written_with_the_mode_the_umask_gives(tmp_path: Path, mask: int, mode: int) -> None:
+    before = os.umask(mask)
+    try:
+        write_atomic(tmp_path / "r.md", "# report\n")
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE((tmp_path / "r.md").stat().st_mode) == mode
+
+
+# --- stale baseline entries and SHOULD-level checks, as every output says them --------------------------------
+
+
+def _outcome(scenario: str, clause: str, status: str, level: str = "MUST") -> ItemOutcome:
+    return ItemOutcome(
+        f"helix-conformance::test_conformance[openai-chat::{scenario}::{clause}]",
+        clause,
+        scenario,
+        "openai-chat",
+        level,
+        status,  # type: ignore[arg-type]
+        f"{clause} on {scenario}: {status}",
+        0.0,
+    )
+
+
+def test_stale_entries_alone_are_not_broken_clauses_in_any_output(tmp_path: Path) -> None:
+    from helix_conformance.adapters import resolve_adapter
+    from helix_conformance.baseline import Baseline
+    from helix_conformance.reporting.badge import render_badge
+    from helix_conformance.reporting.html import render_html
+    from helix_conformance.reporting.json_report import build_report
+    from helix_conformance.reporting.markdown import render_markdown
+    from helix_conformance.reporting.summary import render_summary
+
+    log = OutcomeLog()
+    for outcome in (
+        _outcome("stop_max_tokens", "STOP-01", "stale"),
+        _outcome("stop_max_tokens", "STOP-02", "stale"),
+        _outcome("text_basic", "STOP-01", "passed"),
+        _outcome("text_basic", "RES-01", "passed"),
+    ):
+        log.record(outcome)
+    summary = "\n".join(render_summary(log, strict=False, adapter="mypkg"))
+    assert (
+        "VERDICT: FAIL — 2 stale baseline entries (the checks pass now: delete them from the baseline); every "
+        "executed MUST clause holds"
+    ) in summary
+    assert "broken" not in summary
+    assert "cause" not in summary
+    baseline = Baseline(tmp_path / "known.yaml")
+    data = build_report(log, resolve_adapter("openai"), {}, strict=False, exitstatus=1, baseline=baseline)
+    badge = json.loads(render_badge(data))
+    assert (badge["message"], badge["color"]) == ("3/3 clauses · 2 stale baseline entries", "red")
+    markdown = render_markdown(data)
+    assert "## 2 stale baseline entries" in markdown
+    assert "Failing clauses" not in markdown
+    assert "fails the gate" not in markdown.split("<details>")[0]
+    html = render_html(data)
+    assert '<header class="banner stale"' in html
+    assert "Broken clause" not in html
+
+
+def test_a_must_clause_judged_as_should_is_named_with_its_scenario() -> None:
+    from helix_conformance.reporting.summary import render_summary
+
+    log = OutcomeLog()
+    log.record(_outcome("stop_refusal", "STOP-01", "should_failed", level="SHOULD"))
+    log.record(_outcome("text_basic", "STOP-01", "passed"))
+    log.record(_outcome("text_basic", "HARN-04", "should_failed", level="SHOULD"))
+    (line,) = [
+        line for line in render_summary(log, strict=False, adapter="m") if line.startswith("SHOULD not met")
+    ]
+    assert line == (
+        "SHOULD not met (not failing the gate): STOP-01 on stop_refusal (a MUST clause, judged as SHOULD there), "
+        "HARN-04"
+    )

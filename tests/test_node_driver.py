@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from node_setup import node_or_skip, node_run, npm_installed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,6 +60,7 @@ def _node_tests(*files: str) -> None:
     assert re.search(r"^# skipped 0$", done.stdout, re.MULTILINE), done.stdout[-2000:]
 
 
+@pytest.mark.slow
 def test_driver_unit_tests_pass() -> None:
     """The driver's own suite (node --test): protocol, callbacks, errors, abort, hostile adapters."""
     tests = sorted(
@@ -114,6 +116,7 @@ def test_missing_javascript_module_is_a_usage_error() -> None:
 VERCEL_SLICE = "anthropic-messages:: and (text_basic or tool_call_parallel or finish_tool or thinking_text)"
 
 
+@pytest.mark.slow
 def test_vercel_ai_adapter_gates_on_anthropic_with_its_known_bugs() -> None:
     """The TypeScript Vercel AI SDK adapter, end to end on one profile: the gate passes with its baseline, and the
     Vercel bug the baseline names (reading past message_stop, NT-05) is still seen, not silently gone."""

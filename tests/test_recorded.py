@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from doc_regions import check_region, recorded_tally
 
 from helix_conformance.importing.common import read_sources
 from helix_conformance.importing.recorded import (
@@ -27,7 +28,8 @@ from helix_conformance.importing.recorded import (
 from helix_conformance.importing.replay import compare
 from helix_conformance.replay.cassette import load_cassette
 
-ROOT = Path(__file__).resolve().parents[1] / "cassettes" / "recorded"
+DOCS_ROOT = Path(__file__).resolve().parents[1]
+ROOT = DOCS_ROOT / "cassettes" / "recorded"
 RECORDINGS = load_expectations(ROOT / EXPECTED_FILE)
 REPLAYED = [r for r in RECORDINGS if not r.excluded]
 needs_shared = pytest.mark.skipif(
@@ -132,5 +134,7 @@ def test_tally_per_provider(capsys: pytest.CaptureFixture[str]) -> None:
     rows = tally(RECORDINGS, failures)
     with capsys.disabled():
         print("\nreal-traffic recordings replayed through the reference adapters:\n" + format_tally(rows))
+    # docs/real-traffic.md's table is this tally (HELIX_UPDATE_DOCS=1 rewrites it).
+    check_region(DOCS_ROOT / "docs" / "real-traffic.md", "recorded-tally", recorded_tally(rows))
     gaps = {r.key for r in RECORDINGS if r.gap}
     assert {key for key, problems in failures.items() if problems} == gaps

@@ -136,7 +136,11 @@ def test_a_planted_secret_refuses_the_write_and_names_where(fake: FakeProvider, 
     assert "interaction 0" in refused.message
     assert PLANTED not in refused.message
     assert not (tmp_path / "anthropic-messages" / "text_basic.yaml").exists()
-    # Answers without text (tool calls only) carry no plant and are written; none may hold it.
+    # Answers without text (tool calls only) carry no plant and are written (docs/recording.md: the refused
+    # scenario writes nothing, the accepted ones of the same run are written); none may hold it.
+    written = {path.stem for path in tmp_path.rglob("*.yaml")}
+    assert written, "the accepted scenarios of the run are written"
+    assert {o.scenario for o in outcomes.values() if o.action == "recorded"} == written
     for path in tmp_path.rglob("*.yaml"):
         assert "PlAnTeD" not in path.read_text(), path
 

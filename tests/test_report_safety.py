@@ -126,7 +126,7 @@ def test_markdown_keeps_adapter_text_inside_its_fence_and_escapes_names() -> Non
     assert heading.startswith("# helix-conformance report: evil ")
     assert not _unescaped(heading.split(": ", 1)[1], "[]<>`|#")
     # The failure's fence is longer than any backtick run inside, so no line of the message can close it.
-    start = next(i for i, line in enumerate(lines) if line.startswith("### RES-06")) + 2
+    start = next(i for i, line in enumerate(lines) if line.startswith("#### RES-06")) + 2
     fence = lines[start].removesuffix("text")
     assert set(fence) == {"`"}
     assert len(fence) > 4

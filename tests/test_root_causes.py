@@ -40,6 +40,15 @@ class RefusesBeforeSending:
             return ErrorStepResult(error=error)
 
 
+class ImportsItsSdkOnFirstUse(OpenAIChatAdapter):
+    """Imports a slow SDK inside generate_step: its first run spends seconds importing."""
+
+    async def generate_step(self, input):
+        import slow_sdk_for_the_test  # noqa: F401
+
+        return await super().generate_step(input)
+
+
 def _spec(name, factory, profile="openai-chat"):
     return AdapterSpec(name=name, factory=factory, wire_profile=profile, model="m", capabilities=CAPABILITIES)
 
@@ -49,6 +58,7 @@ refuses = _spec("refuses", lambda ctx: RefusesBeforeSending())
 # An OpenAI Chat adapter declared with the Anthropic profile: its requests match no Anthropic recording.
 wrong_profile = _spec("wrong-profile", reference.factory, profile="anthropic-messages")
 typo = _spec("typo", reference.factory, profile="openai-chatt")
+slow_import = _spec("slow-import", lambda ctx: ImportsItsSdkOnFirstUse(api_key=ctx.api_key, base_url=ctx.base_url))
 '''
 
 
@@ -129,6 +139,28 @@ def test_a_step_that_never_sends_a_request_is_judged_only_where_that_means_somet
             assert "reported once, on HARN-02" in checks[clause]["message"]
     # What can be judged without a request still is: on_error was called once with the returned error.
     assert checks["STR-06"]["outcome"] == "passed"
+
+
+def test_a_timeout_spent_importing_says_so(adapters: pytest.Pytester) -> None:
+    """HARN-03's usual suspects (backoff sleeps, a stream that never ends) would contradict what happened: the
+    first run spent its time importing the adapter's SDK."""
+    adapters.makepyfile(slow_sdk_for_the_test="import time\ntime.sleep(4)\n")
+    result = run(
+        adapters,
+        "--adapter=root_cause_adapters:slow_import",
+        "--helix-timeout=1",
+        "-k",
+        "text_basic and HARN-03",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, output(result)
+    result.stdout.fnmatch_lines(
+        [
+            "  generate_step did not return within 1.0 s: * s of it went to importing * modules the adapter had "
+            "not loaded before this run*",  # then the worker's hang note: its processes' memory
+            "  hint: The time went to imports, not to the adapter's waits*",
+        ]
+    )
+    assert "Real sleeps in backoff" not in output(result)
 
 
 def test_a_wire_profile_typo_is_a_usage_error(adapters: pytest.Pytester) -> None:

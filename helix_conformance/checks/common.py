@@ -15,6 +15,7 @@ from ..contract import (
     ToolCallsStepResult,
 )
 from ..profiles.base import WireProfile
+from ..replay.where import where_lines
 from ..scenarios.model import Scenario, Stream, StreamError, Text
 from .registry import Applies
 
@@ -76,15 +77,17 @@ def did_not_return(
     run: ScenarioRun,
     timeout: float,
     allowed_wait_s: float = 0,
+    spent: str = "",
     step: str = "generate_step",
     settles: bool = False,
 ) -> str:
-    """A hung step in words (with the wait the contract allows on top of the limit, if any), with what the
-    adapter's processes looked like then (memory, a stopped process) when its worker measured it. A JavaScript
-    step ``settles`` (its promise) rather than returns."""
+    """A hung step in words (with the wait the contract allows on top of the limit, if any, and ``spent``:
+    where the time went, when the evidence says), with what the adapter's processes looked like then
+    (memory, a stopped process) when its worker measured it. A JavaScript step ``settles`` (its promise)
+    rather than returns."""
     allowed = f" (plus the {allowed_wait_s:g} s wait the contract allows here)" if allowed_wait_s else ""
     note = f" ({run.hang_note})" if run.hang_note else ""
-    return f"{step} did not {'settle' if settles else 'return'} within {timeout} s{allowed}{note}"
+    return f"{step} did not {'settle' if settles else 'return'} within {timeout} s{allowed}{spent}{note}"
 
 
 def endpoint_requests(run: ScenarioRun, profile: WireProfile) -> list[SentRequest]:
@@ -227,3 +230,18 @@ def error_message(error: BaseException, limit: int = 300) -> str:
     if cause is not None:
         message += f" (cause: {type(cause).__module__}.{type(cause).__name__})"
     return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def where_raised(error: BaseException) -> str:
+    """Where the innermost of ``error`` and its causes was raised (``replay/where.py``); a run from a worker
+    carries the lines as text (``worker/snapshot.py``: ``_helix_where``)."""
+    lines: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while isinstance(current, BaseException) and id(current) not in seen:
+        seen.add(id(current))
+        carried = getattr(current, "_helix_where", None)
+        found = [str(line) for line in carried] if isinstance(carried, list) else where_lines(current)
+        lines = found or lines
+        current = getattr(current, "cause", None) or current.__cause__
+    return "raised at (innermost last):\n" + "\n".join(lines) if lines else ""

@@ -271,4 +271,32 @@ def _fail(ctx: CheckContext, variant: FaultVariant, run: ScenarioRun, problem: s
         expected=_wanted(variant) if _judges_the_result(ctx.clause, variant) else "a StepResult, in time",
         actual=actual,
         details=details,
+        hint=_hint(variant, run, problem),
     )
+
+
+HELD_OPEN_HINT = (
+    "The adapter has a read timeout (it returned when the read timed out) but reads on after the stream's "
+    "last event ([DONE], message_stop, the finish chunk, an error event): stop reading and close the response "
+    "on it. An official SDK's stream iterator reads to the end of the body; break out of the loop instead."
+)
+
+
+def _hint(variant: FaultVariant, run: ScenarioRun, problem: str) -> str:
+    """A hint from what happened, where the clause's usual suspects would contradict the message (a read
+    timeout blamed on an adapter that timed out, a hang blamed on one that returned); empty: those."""
+    if variant.kind == "held_open" and read_until_timeout(run):
+        return HELD_OPEN_HINT
+    error = getattr(run.result, "error", None)
+    if problem.startswith("wrong error code") and isinstance(error, HelixError):
+        return (
+            f"The failure came back as an ErrorStepResult, as it must, but with code {error.code} where this "
+            f"fault wants {' or '.join(variant.expect.codes)} ({KINDS[variant.kind][1]}): map the client "
+            "library's exception for it to that code."
+        )
+    if problem.startswith("retryable=") and isinstance(error, HelixError):
+        return (
+            f"The code is right but retryable={error.retryable} where this fault wants "
+            f"retryable={variant.expect.retryable} ({KINDS[variant.kind][1]})."
+        )
+    return ""

@@ -30,6 +30,10 @@ class Failure:
     """Extra evidence, e.g. the relevant part of the trace."""
     replay: str = ""
     """Arguments of ``helix-conformance replay`` that show the failing run (a property's shrunk example)."""
+    happening: str = ""
+    """What actually happened, worded the same on every clause and scenario it breaks (an exception, an
+    error result for a success response): failures with the same happening are one cause
+    (``reporting/causes.py``), whatever clause each is reported on. Empty: the clause's own failure."""
 
     def has_expected(self) -> bool:
         return self.expected is not _MISSING
@@ -128,10 +132,12 @@ def fail(
     details: str = "",
     replay: str = "",
     hint: str | Said = "",
+    happening: str = "",
 ) -> NoReturn:
     """Stop the current check with a Failure for its clause (``replay``: see ``Failure.replay``). ``hint``
     replaces the clause's common mistakes where the check knows what happened; both speak the adapter's
-    language (``ctx.language``)."""
+    language (``ctx.language``). ``happening`` words what happened the same way another clause judging the
+    same value does (``Failure.happening``)."""
     language = ctx.language
     raise CheckFailed(
         Failure(
@@ -144,6 +150,7 @@ def fail(
             hint=spoken(hint, language) or get_clause(ctx.clause, language).common_mistakes,
             details=details,
             replay=replay,
+            happening=happening,
         )
     )
 

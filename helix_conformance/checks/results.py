@@ -311,8 +311,22 @@ def finish_reason_maps_to_the_canonical_stop_reason(ctx: CheckContext) -> None:
     want = ctx.scenario.expect.stop_for(ctx.profile.name)
     if got != want:
         fail(
-            ctx, "the provider's finish reason was mapped to the wrong stop reason", expected=want, actual=got
+            ctx,
+            "the provider's finish reason was mapped to the wrong stop reason",
+            expected=want,
+            actual=got,
+            happening=wrong_stop_reason(result, want),
         )
+
+
+def wrong_stop_reason(result: object, want: str | None) -> str:
+    """What STOP-01 and STOP-02 both see when a text result carries the wrong stop reason: one cause."""
+    if not isinstance(result, TextStepResult):
+        return ""
+    return (
+        f"a text result with stop_reason={result.stop_reason!r} where the provider's finish reason maps to "
+        f"{want!r}"
+    )
 
 
 _TRUNCATING = ("max_tokens", "content_filter", "refusal")
@@ -333,4 +347,5 @@ def truncated_text_is_a_text_result_with_that_reason(ctx: CheckContext) -> None:
             f"a {want} step must be a TextStepResult carrying stop_reason={want!r}, never end_turn",
             expected=("text", want),
             actual=short(result),
+            happening=wrong_stop_reason(result, want),
         )

@@ -4,19 +4,23 @@ A run that produced no result, sent no request, or got no response cannot be jud
 them: judging them anyway turns one missing dependency into hundreds of failures with false statements ("the
 request did not ask for a streamed response" when no request was sent). Such a run has a root cause, reported
 once on the clause that owns it; every clause that needs what is missing is not judged on that run, and its
-skip says why and where the cause is reported.
+skip says why and where the cause is reported. The same holds for a run that returned an ErrorStepResult for a
+complete success response (an exception of the adapter's own, caught and returned): the clauses that read the
+result it should have returned (its text against the deltas, its stop reason, its tool calls) lost their input.
 """
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from ..clauses import judges_request
+from ..contract import ErrorStepResult
 from ..language import Said
 from ..profiles import KNOWN_PROFILES, get_profile
 from ..replay.runner import ScenarioRun
-from .common import did_not_return, error_message, sends_request, short
+from ..scenarios.model import Reuse, Scenario, Stream
+from .common import did_not_return, error_message, sends_request, short, where_raised
 from .context import ScenarioSession
 from .harness import NO_REQUEST_HINT, reached_outside
 
@@ -46,6 +50,18 @@ JUDGED_WITHOUT_RESULT = frozenset({"HARN-01", "HARN-02", "HARN-04", "HARN-05"})
 would only repeat the cause (and a hang, once per variant), so they wait until the step returns."""
 
 
+SUCCESS_OWNERS: dict[str, str] = {"text": "RES-02", "tool_calls": "RES-02", "structured_output": "FIN-01"}
+"""The clause that owns "a success response must give a success result", by the expected result type: the
+check of each already fails on an ErrorStepResult (MUST), so making it the one failure changes no verdict."""
+
+UNEXPECTED_ERROR_HINT = (
+    "The provider sent a complete, well-formed response and the adapter returned an error for it: an exception "
+    "of the adapter's own (parsing an event, assembling a tool call, a callback) was caught and returned as "
+    "the ErrorStepResult. The error and its cause are above; `helix-conformance replay --adapter=NAME SCENARIO "
+    "--in-process` shows the run with the traceback."
+)
+
+
 HANG_OWNERS: dict[str, str] = {"stall": "NT-04", "retry_after_bound": "CFG-05"}
 """A scenario about what must end a wait owns its hang: a stalled stream nothing ended is NT-04's failure, a
 retry hint of an hour waited for is CFG-05's; anywhere else a step that did not return is HARN-03's."""
@@ -64,8 +80,9 @@ class RootCause:
     message: str
     """Independent of the scenario where possible, so the summary groups the same cause across scenarios."""
     kind: str
-    """``no_result`` (the step raised, timed out, or the adapter could not be built), ``no_request`` or
-    ``no_match`` (every request matched no recording: no response was served)."""
+    """``no_result`` (the step raised, timed out, or the adapter could not be built), ``no_request``,
+    ``no_match`` (every request matched no recording: no response was served) or ``error_result`` (an
+    ErrorStepResult for a complete success response: ``unexpected_error``)."""
     details: str = ""
     expected: str | None = None
     actual: str | None = None
@@ -78,6 +95,8 @@ class RootCause:
             return clause in JUDGED_WITHOUT_RESULT
         if self.kind == "no_match" and clause == "HARN-02":
             return False  # every recording unused is the same cause seen from the other side
+        if self.kind == "error_result":  # the request was sent and is judged as sent
+            return clause in JUDGED_WITHOUT_EXCHANGE or judges_request(clause)
         return clause in JUDGED_WITHOUT_EXCHANGE
 
     def skip_reason(self) -> str:
@@ -104,11 +123,15 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
     if run.setup_error:
         return RootCause("NT-01", run.setup_error, "no_result", hint=SETUP_HINT.to(language))
     if run.timed_out:
+        timeout = session.settings.timeout
         return RootCause(
             hang_owner(session.scenario.tags),
-            did_not_return(run, session.settings.timeout, session.allowed_wait_s, step, typescript),
+            did_not_return(
+                run, timeout, session.allowed_wait_s, _time_went_to(run, timeout), step, settles=typescript
+            ),
             "no_result",
             run.trace.describe(),
+            hint=_hang_hint(run, timeout),
         )
     if run.raised is not None:
         raised = f"{type(run.raised).__name__}: {error_message(run.raised)}"
@@ -117,7 +140,7 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
             f"{step} {'rejected with' if typescript else 'raised'} {raised} (failures must be returned as "
             f"{'an error result' if typescript else 'an ErrorStepResult'})",
             "no_result",
-            _where(run.raised),
+            where_raised(run.raised),
             expected=f"a StepResult ({'an error result' if typescript else 'an ErrorStepResult'} for a failure)",
             actual=raised,
         )
@@ -142,16 +165,66 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
         )
     if run.trace.requests and all(r.interaction is None for r in run.trace.requests):
         return RootCause("HARN-01", _unmatched_message(session, run), "no_match", run.trace.describe())
-    return None
+    return unexpected_error(session.scenario, run, session.spec.capabilities)
 
 
-def _where(error: BaseException, frames: int = 6) -> str:
-    """The last frames of the traceback: where the adapter raised."""
-    stack = traceback.extract_tb(error.__traceback__)[-frames:]
-    lines = [
-        f"{frame.filename}:{frame.lineno} in {frame.name}: {frame.line or ''}".rstrip() for frame in stack
-    ]
-    return "raised at (innermost last):\n" + "\n".join(lines) if lines else ""
+IMPORTS_SHARE = 0.5
+"""A hang is said to be the imports' when they took at least this share of the limit."""
+
+
+def _time_went_to(run: ScenarioRun, timeout: float) -> str:
+    if run.import_s < IMPORTS_SHARE * timeout:
+        return ""
+    return (
+        f": {run.import_s:.1f} s of it went to importing {run.imported} modules the adapter had not loaded "
+        "before this run"
+    )
+
+
+def _hang_hint(run: ScenarioRun, timeout: float) -> str:
+    """What the evidence says the time went to, where it contradicts the clause's usual suspects (empty:
+    those)."""
+    if run.import_s >= IMPORTS_SHARE * timeout:
+        return (
+            "The time went to imports, not to the adapter's waits: the factory or generate_step imports its "
+            "SDK on first use. Import it at the top of the adapter's module (the worker imports that before "
+            "any run, outside the limit), or raise --helix-timeout for a first run this slow."
+        )
+    if run.real_wait_s >= 1.0:
+        return (
+            f"{run.real_wait_s:.1f} s went to real waits the virtual clock could not skip: a time.sleep or "
+            "blocking call (in a thread of the adapter's) instead of an awaited asyncio.sleep or timeout."
+        )
+    return ""
+
+
+def unexpected_error(scenario: Scenario, run: ScenarioRun, capabilities: frozenset[str]) -> RootCause | None:
+    """An ErrorStepResult for a success scenario whose last response, a complete success stream (no error
+    event, fault or abort), reached the adapter (earlier ones, a 429 to retry, were got past), when the adapter
+    declares what the scenario needs: owned by ``SUCCESS_OWNERS``. Whether it is a root cause on this run also
+    depends on the plan (the owner must be judged there, as MUST): ``suite.SuiteRunner.root_cause``."""
+    owner = SUCCESS_OWNERS.get(scenario.expect.type)
+    result = run.result
+    if owner is None or not isinstance(result, ErrorStepResult) or scenario.abort is not None:
+        return None
+    if scenario.requires - capabilities or not scenario.exchanges:
+        return None  # a typed refusal of an undeclared capability is allowed (HARN-05 judges it)
+    last = scenario.exchanges[-1]
+    if not isinstance(last.response, (Stream, Reuse)) or last.fault is not None:
+        return None
+    if not any(r.interaction == len(scenario.exchanges) - 1 for r in run.trace.requests):
+        return None  # the success response was never asked for (a retry not made): the owner judges that
+    error = result.error
+    return RootCause(
+        owner,
+        "generate_step returned an ErrorStepResult for a complete success response: "
+        f"{type(error).__name__}: {error_message(error)}",
+        "error_result",
+        where_raised(error),
+        expected=f"a {scenario.expect.type} result",
+        actual=short(result),
+        hint=UNEXPECTED_ERROR_HINT,
+    )
 
 
 def _outcome(run: ScenarioRun) -> str:
@@ -204,8 +277,8 @@ def common_cause(roots: list[RootCause | None]) -> RootCause | None:
     """The root cause every scenario run so far shares, once ``FAIL_FAST_AFTER`` of them have run: a wrong
     wire profile, an adapter that cannot be built, a missing dependency. Running the rest would only repeat it
     (and, for a hang, cost the timeout once per scenario)."""
-    if len(roots) < FAIL_FAST_AFTER or roots[0] is None:
-        return None
+    if len(roots) < FAIL_FAST_AFTER or roots[0] is None or roots[0].kind == "error_result":
+        return None  # an error result costs nothing to repeat, and where it happens locates the bug
     first = roots[0]
     same = all(r is not None and (r.clause, r.message) == (first.clause, first.message) for r in roots)
     return first if same else None

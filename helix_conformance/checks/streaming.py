@@ -19,6 +19,7 @@ from .common import (
     ToolCallIds,
     describe_result,
     either,
+    error_message,
     expects,
     has_part,
     has_recorded_stream,
@@ -27,6 +28,7 @@ from .common import (
     short,
     tagged,
     text_events,
+    where_raised,
 )
 from .context import CheckContext
 from .properties import examples_of, falsify
@@ -256,23 +258,56 @@ def _callback_styles_ahead(ctx: CheckContext) -> None:
         ctx.session.ahead(options)
 
 
+STYLE_WORDS: dict[str, str] = {
+    "sync": "with plain (sync) callbacks",
+    "none": "with callbacks=None",
+    "slow": "with slow callbacks (20 ms each)",
+}
+STYLE_HINTS: dict[tuple[str, bool], str] = {
+    ("sync", True): "It awaits what a callback returns, and a sync callback returns None: call the callback, "
+    "then await its result only when inspect.isawaitable(result).",
+    ("none", True): "It calls a callback without checking that input.callbacks (and that callback) is set: "
+    "every callback is optional.",
+    ("slow", True): "Time spent in callbacks counts against a timeout of the adapter's (a read or idle "
+    "timeout), or callbacks run concurrently with the stream and see it end.",
+    (
+        "sync",
+        False,
+    ): "A sync callback's return value (None) steers the adapter (`text = await cb(d) or text`), "
+    "or work is skipped when a callback is not a coroutine function.",
+    ("slow", False): "Slow callbacks change what is read: a timeout counts the callbacks' time, or a race "
+    "between reading and calling back drops or reorders deltas.",
+}
+"""What a difference under one callback style usually comes from, by (style, the step raised or hung); the
+clause's common mistakes cover callbacks=None changing the result."""
+
+
 @check("STR-09", applies=not_(tagged("abort", "retry", "stall")), ahead=_callback_styles_ahead)
 def result_independent_of_callback_style(ctx: CheckContext) -> None:
     reference = describe_result(ctx.result, run_ids(ctx))
     for mode, options in _callback_styles(ctx):
         run = ctx.session.run(options)
+        words = STYLE_WORDS.get(mode, f"with {mode} callbacks")
         if run.raised is not None or run.timed_out:
+            what = (
+                f"raised {type(run.raised).__name__}: {error_message(run.raised)}" if run.raised else "hung"
+            )
             fail(
                 ctx,
-                f"with {mode} callbacks the step {'raised ' + repr(run.raised) if run.raised else 'timed out'}",
+                f"{words} the step {what} (with coroutine callbacks it returns a StepResult)",
+                expected=reference,
+                actual=what,
+                details=where_raised(run.raised) if run.raised is not None else run.trace.describe(),
+                hint=STYLE_HINTS.get((mode, True), ""),
             )
         other = describe_result(run.result, run_ids(ctx))
         if other != reference:
             fail(
                 ctx,
-                f"the result changes when callbacks are {mode if mode != 'none' else 'absent'}",
+                f"the result changes {words}",
                 expected=reference,
                 actual=other,
+                hint=STYLE_HINTS.get((mode, False), ""),
             )
 
 

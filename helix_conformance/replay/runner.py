@@ -16,6 +16,7 @@ from typing import Any
 from ..contract import AbortController, AdapterContext, AdapterSpec, LLMGenerateInput
 from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
+from . import imports
 from .callbacks import CallbackMode, recording_callbacks
 from .clock import VirtualTimeLoop, run_virtual, thread_is_idle
 from .delivery import DeliveryPlan, EventPlan
@@ -121,6 +122,11 @@ class ScenarioRun:
     output: str = ""
     """What the adapter wrote to stdout and stderr during the run, where its driver keeps it (Node): shown with
     the run's failures only (``replay/output.py``), never on the terminal."""
+    import_s: float = 0.0
+    """Wall seconds the run spent importing modules not loaded before it (``replay/imports.py``): an SDK
+    imported inside the factory or ``generate_step`` on first use."""
+    imported: int = 0
+    """Modules looked up for import during the run (those not yet loaded)."""
 
     @property
     def result(self) -> Any:
@@ -255,6 +261,8 @@ def _execute(
     block_network: bool,
 ) -> None:
     options = run.options
+    imports.install()
+    imports_before = imports.totals()
     started = time.monotonic()
     loops: list[VirtualTimeLoop] = []
 
@@ -288,6 +296,9 @@ def _execute(
         if worker.is_alive():
             run.timed_out = True
     run.duration_s = time.monotonic() - started
+    imports_after = imports.totals()
+    run.import_s = imports_after[0] - imports_before[0]
+    run.imported = imports_after[1] - imports_before[1]
     run.unintercepted = list(server.unintercepted)
     if loops:
         run.skipped_s, run.real_wait_s = loops[0].skipped_s, loops[0].real_wait_s

@@ -37,7 +37,9 @@ def not_applicable_data(log: OutcomeLog) -> dict[str, Any]:
     }
 
 
-def _headline(data: dict[str, Any]) -> str:
+def headline(data: dict[str, Any]) -> str:
+    """One line: how many checks on how many scenarios were not judged, and why in general (a report's
+    folded section says it in its summary)."""
     return (
         f"not applicable to this adapter's request: {data['checks']} check(s) on {data['scenarios']} "
         "scenario(s), not judged (the provider would not send their response to the request this adapter made)"
@@ -47,7 +49,7 @@ def _headline(data: dict[str, Any]) -> str:
 def terminal_lines(data: dict[str, Any] | None) -> list[str]:
     if not data or not data["checks"]:
         return []
-    lines = [_headline(data) + ":"]
+    lines = [headline(data) + ":"]
     for group in data["reasons"]:
         lines.append(f"  - {', '.join(group['scenarios'])} ({group['checks']} checks): {group['reason']}")
     return [neutralise(line) for line in lines]
@@ -57,7 +59,7 @@ def markdown_section(data: dict[str, Any] | None, text: Callable[[object], str])
     """``text`` escapes inline text (the Markdown renderer's)."""
     if not data or not data["checks"]:
         return []
-    lines = ["## Not applicable to this adapter's request", "", text(_headline(data)) + ".", ""]
+    lines = ["## Not applicable to this adapter's request", "", text(headline(data)) + ".", ""]
     for group in data["reasons"]:
         lines.append(
             f"- {text(', '.join(group['scenarios']))} ({group['checks']} checks): {text(group['reason'])}"
@@ -75,5 +77,5 @@ def html_section(data: dict[str, Any] | None, escape: Callable[[object], str]) -
         for group in data["reasons"]
     )
     return (
-        f"<h2>Not applicable to this adapter's request</h2><p>{escape(_headline(data))}.</p><ul>{items}</ul>"
+        f"<h2>Not applicable to this adapter's request</h2><p>{escape(headline(data))}.</p><ul>{items}</ul>"
     )

@@ -5,17 +5,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .views import clauses_holding
+from .views import broken_clauses, clauses_holding, stale_results, stale_words
 
 
 def render_badge(data: dict[str, Any]) -> str:
     passed = data["verdict"] == "pass"
     known = sum(1 for r in data["results"] if r["outcome"] == "baselined")
     message = f"{clauses_holding(data)} clauses" + (f", {known} known" if known else "")
+    stale = stale_results(data)
+    if passed:
+        shown = message
+    elif stale and not broken_clauses(data) and not data.get("gate_errors"):
+        shown = f"{message} · {stale_words(len(stale))}"  # nothing is broken: the baseline is out of date
+    else:
+        shown = f"failing · {message}"
     badge = {
         "schemaVersion": 1,
         "label": f"helix {data['adapter']['wire_profile']}",
-        "message": message if passed else f"failing · {message}",
+        "message": shown,
         "color": ("yellowgreen" if known else "brightgreen") if passed else "red",
     }
     return json.dumps(badge) + "\n"

@@ -73,6 +73,31 @@ def _intro(data: dict[str, Any]) -> str:
     )
 
 
+SHOWN_DECLARED = 4
+"""Declared servers named one by one in the matrix's one-line summary; more are counted."""
+
+
+def headline(data: dict[str, Any]) -> str:
+    """The matrix in one line (the summary of a report's folded section): how many servers the adapter works
+    with, the declared ones' verdicts and the common checks that fail everywhere."""
+    rows = data["servers"]
+    text = (
+        f"Compatibility matrix ({data['profile']}): works with {sum(1 for r in rows if r['works'])} of "
+        f"{len(rows)} servers"
+    )
+    declared = [r for r in rows if r["declared"]]
+    if declared and len(declared) == len(rows):
+        text += ", every one declared"
+    elif len(declared) > SHOWN_DECLARED:
+        text += f"; {len(declared)} declared, {sum(1 for r in declared if r['works'])} of them work"
+    elif declared:
+        verdicts = [f"{r['name']} {'✓' if r['works'] else '✗'}" for r in declared]
+        text += f"; declared: {', '.join(verdicts)}"
+    if data["common_failing"]:
+        text += f"; the checks every server shares fail on {', '.join(data['common_failing'])}"
+    return text
+
+
 # --- one section per format ----------------------------------------------------------------------------------
 
 

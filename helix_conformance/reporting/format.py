@@ -74,3 +74,24 @@ def verdict_text(verdict: ItemVerdict, level: str, adapter: str) -> str:
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
+
+
+_EVIDENCE = {"  expected: ": "expected", "  actual:   ": "actual", "  hint: ": "hint"}
+_CONTINUED = " " * 12
+
+
+def evidence_of(text: str) -> dict[str, str]:
+    """The expected value, the actual value and the hint of a failure as ``format_failure`` wrote it (read
+    back from the text, so a saved report's failures give them too); each key only where the text has it."""
+    found: dict[str, str] = {}
+    key = None
+    for line in text.splitlines():
+        start = next((prefix for prefix in _EVIDENCE if line.startswith(prefix)), None)
+        if start is not None:
+            key = _EVIDENCE[start]
+            found[key] = line[len(start) :]
+        elif key in ("expected", "actual") and line.startswith(_CONTINUED):
+            found[key] += "\n" + line[len(_CONTINUED) :]
+        else:
+            key = None
+    return found

@@ -21,6 +21,8 @@ property."""
 STATUS_PROPERTY = "helix_status"
 REASON_PROPERTY = "helix_baseline_reason"
 CAUSE_PROPERTY = "helix_cause"
+HAPPENING_PROPERTY = "helix_happening"
+"""A failure's ``Failure.happening``: what groups it with failures of other clauses into one cause."""
 STOP_PROPERTY = "helix_stop"
 """Set on the item after which the run stopped early (checks/root.common_cause), with the reason."""
 TIME_PROPERTY = "helix_time"
@@ -44,6 +46,8 @@ class ItemOutcome:
     """A failure's own message (without the clause header and evidence): what reporting/causes.py groups."""
     servers: frozenset[str] = frozenset()
     """The servers whose quirk the scenario is (empty: every server's): where the compatibility matrix puts it."""
+    happening: str = ""
+    """``Failure.happening``: set, it groups the failure by what happened rather than by clause."""
 
     @property
     def executed(self) -> bool:
@@ -100,6 +104,7 @@ class OutcomeLog:
                 str(props.get(REASON_PROPERTY, "")),
                 safe_text(str(props.get(CAUSE_PROPERTY, ""))),
                 frozenset(filter(None, str(props.get("servers", "")).split(","))),
+                safe_text(str(props.get(HAPPENING_PROPERTY, ""))),
             )
         stop = props.get(STOP_PROPERTY)
         if stop and str(stop) not in self.gate_errors:
@@ -136,7 +141,8 @@ class OutcomeLog:
         return grouped
 
     def clause_status(self, clause: str) -> Status:
-        """The worst outcome of the clause over its scenarios (stale counts as failed); skipped if none ran."""
+        """The worst outcome of the clause over its scenarios; skipped if none ran. ``stale``: the clause
+        holds everywhere, but a baseline entry still lists it (that fails the gate, nothing is broken)."""
         return worst(o.status for o in self.by_clause()[clause])
 
 
@@ -160,7 +166,9 @@ applicable to the request did not run it."""
 
 def worst(statuses: Iterable[Status]) -> Status:
     present = {AS_THE_GATE_SEES.get(status, status) for status in statuses}
-    for status in SEVERITY:
-        if status in present:
-            return "failed" if status == "stale" else status
-    return "skipped"
+    return next((status for status in SEVERITY if status in present), "skipped")
+
+
+def holds(status: Status) -> bool:
+    """Whether a clause with this status holds where it ran (a stale baseline entry is no breach)."""
+    return status in ("passed", "stale")

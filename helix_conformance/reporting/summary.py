@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..clauses import AREAS, CLAUSES
 from . import applicability, compatibility
-from .causes import render_causes
-from .outcomes import OutcomeLog
+from .causes import render_causes, stale_entries
+from .outcomes import OutcomeLog, holds
 from .safety import safe_text
 
 SESSION_CLAUSE = "HARN-05"
@@ -40,7 +40,7 @@ def render_summary(
         "baselined": 0,
         "skipped": 0,
     }
-    broken_must, broken_should = [], []
+    broken_must = []
     for area, title in AREAS.items():
         clauses = [c for c in CLAUSES.values() if c.area == area and c.id in by_clause]
         if not clauses:
@@ -48,11 +48,9 @@ def render_summary(
         counts = {"passed": 0, "failed": 0, "should_failed": 0, "baselined": 0, "skipped": 0}
         for clause in clauses:
             status = log.clause_status(clause.id)
-            counts["failed" if status == "stale" else status] += 1
+            counts["passed" if holds(status) else status] += 1
             if status == "failed":
                 broken_must.append(clause.id)
-            elif status == "should_failed":
-                broken_should.append(clause.id)
         checks = sum(len(by_clause[c.id]) for c in clauses)
         lines.append(_row(area + " " + title, len(clauses), counts, checks))
         totals["clauses"] += len(clauses)
@@ -70,10 +68,11 @@ def render_summary(
         )
     elif not_run:
         lines.append(f"not run (not applicable to this adapter's wire profile): {', '.join(not_run)}")
+    broken_should = [c for c in CLAUSES if c in by_clause and log.clause_status(c) == "should_failed"]
     if broken_should:
         lines.append(
-            f"SHOULD clauses not met{' (failing the gate: --helix-strict)' if strict else ''}: "
-            f"{', '.join(broken_should)}"
+            f"SHOULD not met ({'failing the gate: --helix-strict' if strict else 'not failing the gate'}): "
+            f"{should_not_met(log, broken_should)}"
         )
     known = [o for o in log.items.values() if o.status == "baselined"]
     if known:
@@ -81,10 +80,10 @@ def render_summary(
             f"known failures (baseline, not failing the gate): {len(known)} check(s) in "
             f"{', '.join(sorted({o.clause for o in known}))}"
         )
-    stale = [o for o in log.items.values() if o.status == "stale"]
+    stale = stale_entries(log)
     if stale:
         lines.append(
-            f"stale baseline entries (now passing; delete them): "
+            f"{stale_count(len(stale))} (the checks pass now; delete them from the baseline): "
             f"{', '.join(f'{o.scenario}::{o.clause}' for o in stale)}"
         )
     lines.extend(applicability.terminal_lines(applicability.not_applicable_data(log)))
@@ -96,15 +95,36 @@ def render_summary(
     if not log.gate_errors:
         lines.append(f"{SESSION_CLAUSE} holds: {log.executed()} checks executed (the gate ran)")
     failing = broken_must + (broken_should if strict else [])
-    if failing or log.gate_errors:
-        what = f"{len(failing)} clause(s) broken: {', '.join(failing)}" if failing else "see above"
-        lines.append(f"VERDICT: FAIL — {what}")
+    reasons = [f"{len(failing)} clause(s) broken: {', '.join(failing)}"] if failing else []
+    if stale:
+        reasons.append(f"{stale_count(len(stale))} (the checks pass now: delete them from the baseline)")
+        if not failing and not log.gate_errors:
+            reasons.append("every executed MUST clause holds")
+    if reasons or log.gate_errors:
+        lines.append(f"VERDICT: FAIL — {'; '.join(reasons) or 'see above'}")
     else:
         lines.append(
             "VERDICT: PASS — every executed MUST clause holds"
             + (" (and every SHOULD clause)" if strict else "")
         )
     return lines
+
+
+def stale_count(count: int) -> str:
+    return f"{count} stale baseline entr{'y' if count == 1 else 'ies'}"
+
+
+def should_not_met(log: OutcomeLog, clauses: list[str]) -> str:
+    """The SHOULD-level checks that failed, by clause: a MUST clause judged as SHOULD on some scenarios (the
+    refusal row of STOP-01) is named with those scenarios, so the line never calls a MUST clause a SHOULD."""
+    shown = []
+    for clause in clauses:
+        if CLAUSES[clause].level == "SHOULD":
+            shown.append(clause)
+            continue
+        where = sorted({o.scenario for o in log.by_clause()[clause] if o.status == "should_failed"})
+        shown.append(f"{clause} on {', '.join(where)} (a MUST clause, judged as SHOULD there)")
+    return ", ".join(shown)
 
 
 def _row(label: str, clauses: int, counts: dict[str, int], checks: int) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 SYMBOL = {
     "passed": "✓",
     "failed": "✗",
-    "stale": "✗",
+    "stale": "⊘",
     "should_failed": "!",
     "baselined": "~",
     "compat_failed": "≈",
@@ -17,10 +17,13 @@ SYMBOL = {
     "not_applicable": "∅",
 }
 LEGEND = (
-    "✓ holds · ✗ fails the gate · ! SHOULD not met · ~ known failure (baseline) · ≈ fails on an undeclared "
-    "server's quirk (compatibility matrix) · – skipped · ∅ not applicable to the adapter's request"
+    "✓ holds · ✗ fails the gate · ! SHOULD not met · ~ known failure (baseline) · ⊘ holds, but a stale "
+    "baseline entry lists it (fails the gate until deleted) · ≈ fails on an undeclared server's quirk "
+    "(compatibility matrix) · – skipped · ∅ not applicable to the adapter's request"
 )
-FAILING = ("failed", "stale", "should_failed", "baselined", "compat_failed")
+NOT_HOLDING = ("failed", "should_failed", "baselined", "compat_failed")
+HOLDING = ("passed", "stale")
+"""A clause whose only blemish is a stale baseline entry holds: it is the entry that is wrong."""
 NOT_RUN = ("skipped", "not_applicable")
 
 
@@ -36,16 +39,42 @@ class AreaRow:
 def headline(data: dict[str, Any]) -> str:
     adapter = data["adapter"]
     verdict = "PASS" if data["verdict"] == "pass" else "FAIL"
+    stale = stale_results(data)
+    tail = f"; {stale_words(len(stale))} fail the gate" if stale else ""
     return (
         f"{verdict}: adapter {adapter['name']} ({adapter['wire_profile']}, {adapter['model']}) — "
-        f"{clauses_holding(data)} clauses hold, {executed(data)} checks executed"
+        f"{clauses_holding(data)} clauses hold, {executed(data)} checks executed{tail}"
     )
+
+
+def causes_heading(causes: list[dict[str, Any]]) -> str:
+    """``2 causes behind 7 failed checks``: the heading of the causes, as the terminal says it."""
+    checks = sum(int(c["checks"]) for c in causes)
+    return (
+        f"{len(causes)} cause{'s' if len(causes) != 1 else ''} behind {checks} failed "
+        f"check{'s' if checks != 1 else ''}"
+    )
+
+
+def stale_words(count: int) -> str:
+    return f"{count} stale baseline entr{'y' if count == 1 else 'ies'}"
 
 
 def clauses_holding(data: dict[str, Any]) -> str:
     statuses = [c["status"] for c in data["clauses"].values()]
     ran = [s for s in statuses if s not in NOT_RUN]
-    return f"{sum(1 for s in ran if s == 'passed')}/{len(ran)}"
+    return f"{sum(1 for s in ran if s in HOLDING)}/{len(ran)}"
+
+
+def broken_clauses(data: dict[str, Any]) -> list[str]:
+    """The clauses that fail the gate: MUST failures (and SHOULD ones under --helix-strict)."""
+    bad = ("failed", "should_failed") if data.get("strict") else ("failed",)
+    return [cid for cid, clause in data["clauses"].items() if clause["status"] in bad]
+
+
+def stale_results(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Baseline entries whose check passes now: they fail the gate, but no clause is broken."""
+    return [r for r in data["results"] if r["outcome"] == "stale"]
 
 
 def executed(data: dict[str, Any]) -> int:
@@ -60,17 +89,36 @@ def area_rows(data: dict[str, Any]) -> list[AreaRow]:
             continue
         counts = dict.fromkeys(("passed", "failed", "should_failed", "baselined", "skipped"), 0)
         for clause in clauses.values():
-            counts["failed" if clause["status"] == "stale" else clause["status"]] += 1
+            counts["passed" if clause["status"] in HOLDING else clause["status"]] += 1
         checks = sum(len(c["scenarios"]) for c in clauses.values())
         rows.append(AreaRow(area, title, len(clauses), counts, checks))
     return rows
 
 
 def failures(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Results that did not hold, the ones failing the gate first."""
-    order = {status: i for i, status in enumerate(FAILING)}
+    """Results that did not hold (stale baseline entries aside: ``stale_results``), the ones failing the gate
+    first."""
+    order = {status: i for i, status in enumerate(NOT_HOLDING)}
     chosen = [r for r in data["results"] if r["outcome"] in order]
-    return sorted(chosen, key=lambda r: (order[r["outcome"]], r["clause"], r["scenario"]))
+    return sorted(chosen, key=lambda r: (order[r["outcome"]], r["clause"]))  # scenarios in the run's order
+
+
+def failures_by_clause(data: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """``failures`` grouped by clause, in the order of the catalogue, so a clause's text is shown once."""
+    grouped: dict[str, list[dict[str, Any]]] = {cid: [] for cid in data["clauses"]}
+    for result in failures(data):
+        grouped.setdefault(result["clause"], []).append(result)
+    return {cid: rows for cid, rows in grouped.items() if rows}
+
+
+def without_clause_line(message: str) -> str:
+    """A failure's text without its ``clause:`` line, where the clause text is already shown above it."""
+    return "\n".join(line for line in message.strip().splitlines() if not line.startswith("  clause: "))
+
+
+def cell_anchor(clause: str, scenario: str) -> str:
+    """The id of the failure block of (clause, scenario); the matrix cell links there."""
+    return f"{clause}--{scenario}".lower()
 
 
 def scenarios(data: dict[str, Any]) -> list[str]:
@@ -82,7 +130,7 @@ def scenarios(data: dict[str, Any]) -> list[str]:
 
 OUTCOME_WORDS = {
     "failed": "fails the gate",
-    "stale": "stale baseline entry (fails the gate)",
+    "stale": "stale baseline entry: the check passes now (fails the gate until deleted)",
     "should_failed": "SHOULD not met",
     "baselined": "known failure (baseline)",
     "compat_failed": "compatibility matrix only (an undeclared server's quirk)",

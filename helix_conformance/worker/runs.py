@@ -65,6 +65,8 @@ def encode_run(run: ScenarioRun) -> dict[str, Any]:
         "step_s": run.step_s,
         "skipped_s": run.skipped_s,
         "real_wait_s": run.real_wait_s,
+        "import_s": run.import_s,
+        "imported": run.imported,
         "trace": {"events": events, "requests": requests},
     }
 
@@ -132,6 +134,8 @@ def decode_run(data: Any, options: RunOptions, interactions: list[ReplayInteract
         run.step_s = float(data.get("step_s") or 0.0)
         run.skipped_s = float(data.get("skipped_s") or 0.0)
         run.real_wait_s = float(data.get("real_wait_s") or 0.0)
+        run.import_s = float(data.get("import_s") or 0.0)
+        run.imported = int(data.get("imported") or 0)
     except SnapshotError:
         raise
     except (KeyError, TypeError, ValueError, RecursionError) as exc:

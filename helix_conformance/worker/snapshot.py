@@ -17,6 +17,7 @@ from typing import Any
 from .. import contract
 from ..contract import HelixError
 from ..contract._model import ContractModel
+from ..replay.where import where_lines
 
 MAX_DEPTH = 100
 """How deeply a value may nest; deeper is 'the result could not be read: nested deeper than 100'."""
@@ -143,6 +144,7 @@ class Encoder:
                 "fields": fields,
                 "cause": self._encode(cause, depth + 1) if cause is not None else None,
                 "__cause__": self._encode(exc.__cause__, depth + 1) if exc.__cause__ is not None else None,
+                "where": where_lines(exc),
             }
         }
 
@@ -284,6 +286,9 @@ class Decoder:
         dunder = self.value(body.get("__cause__"), depth + 1)
         if isinstance(dunder, BaseException):
             error.__cause__ = dunder
+        where = body.get("where")
+        if isinstance(where, list) and where:
+            error._helix_where = [str(line) for line in where]  # type: ignore[attr-defined]
         return error
 
 

@@ -23,7 +23,8 @@ RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has i
 ``recorded`` the ones only real traffic catches (``recorded/...`` scenarios, from ``cassettes/recorded``);
 ``timeouts`` (NT-04, AB-02), ``retry_gaps`` (CFG-03/05, ERR-01, RES-10) and ``request_gaps`` (MSG, TOOL,
 CFG-01) the bugs from the field the suite missed until issue 18 (all profiles); ``power`` (ERR-07, RES-06)
-the ones the harness-power measurement (``tools/harness_power.py``) showed no scenario could catch.
+the ones the harness-power measurement (``tools/harness_power.py``) showed no scenario could catch; ``crashes``
+(RES-02, NT-01) one crash each, which must read as one cause (``tests/test_one_cause.py``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from . import (
     anthropic_responses,
     compat,
     coverage,
+    crashes,
     errors,
     faults,
     gemini_requests,
@@ -122,4 +124,5 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *retry_gaps.ADAPTERS,
     *request_gaps.ADAPTERS,
     *power.ADAPTERS,
+    *crashes.ADAPTERS,
 ]
