@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from plugin_runs import ADAPTERS, clear_helix_environment
 
-# --- slow tests: whole suites in subprocesses, run by `tox -e slow` (and .ci/run), not by the default `pytest` ---
+# --- slow tests: whole suites in subprocesses, run by `pytest --slow` (the README's command, .ci/run) and `tox -e slow`, not by a plain `pytest` ---
 
 SLOW_REASON = (
     "a whole adapter suite, the guide's walkthrough, a benchmark or the full fault sweep: minutes each and "
-    "rarely broken; `tox -e slow` runs them (.ci/run does), `pytest --slow` adds them, naming one by id runs it"
+    "rarely broken; `pytest --slow` adds them (the README's command and .ci/run do), `tox -e slow` runs only them, naming one by id runs it"
 )
 
 
@@ -24,7 +24,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave the slow tests to `tox -e slow`, unless asked for: --slow, a -m expression, or named by id."""
+    """Leave the slow tests out unless asked for: --slow, a -m expression, or named by id."""
     if not _slow_left_out(config):
         return
     slow = [item for item in items if item.get_closest_marker("slow")]

@@ -279,7 +279,18 @@ FACTS: list[Fact] = [
     ),
     # docs/typescript-adapters.md and the driver protocol
     Fact("docs/typescript-adapters.md", r"Node\.js >= (\d+\.\d+)", _node),
-    Fact("docs/worker-protocol.md", r"\(>= (\d+\.\d+)\); the driver is", _node),
+    Fact("docs/worker-protocol.md", r"on PATH \(>= (\d+\.\d+)\)", _node),
+    Fact("docs/typescript-adapters.md", r"The driver needs (\d+\.\d+)", _node),
+    Fact(
+        "docs/worker-protocol.md",
+        r"back to back once with its count, (\d+) lines at most",
+        _const("helix_conformance.replay.output", "SHOWN_LINES"),
+    ),
+    Fact(
+        "docs/worker-protocol.md",
+        r"plan fires before chunk (\d+)",
+        _const("helix_conformance.checks.errors", "CANCEL_AFTER_CHUNKS"),
+    ),
     Fact(
         "docs/worker-protocol.md",
         r"worker protocol \(version (\d+);",

@@ -19,6 +19,33 @@ GENERATED_FILES = {
 DECLARED: list[tuple[str, str, str]] = [
     # (doc, a regex around the number, why it cannot drift)
     (
+        "docs/typescript-adapters.md",
+        r"openai 7,|@google/genai 3, ai 7 and @ai-sdk/\* 4|declare Node >= 22\. Tested: Node 20 and 22\.",
+        "the major versions npm installs of third-party SDKs and their engines field, cited as of writing; the Node "
+        "versions CI runs are tests/node_versions/",
+    ),
+    (
+        "docs/typescript-adapters.md",
+        r"Node 22\.18\+",
+        "the Node release that unflagged type stripping (Node's docs)",
+    ),
+    (
+        "docs/typescript-adapters.md",
+        r"undici's 300 s|^\s+300 s\.$|openai-node 7\.5|^\s+0\.120\)\. A streamed body",
+        "third-party defaults and versions, cited from their sources (undici's bodyTimeout, the SDKs' client.ts)",
+    ),
+    (
+        "docs/contract.md",
+        r"since Node 15",
+        "the Node release that made unhandled rejections throw (Node's docs)",
+    ),
+    ("docs/contract.md", r"promptly \(within 1 s\)", "checks/errors.py: cancel_latency_s > 1.0 fails NT-03"),
+    (
+        "docs/worker-protocol.md",
+        r"at most 64",
+        "drivers/node/src/output.js keeps HEAD_CHARS (16 Ki) + TAIL_CHARS (48 Ki) of a run's output",
+    ),
+    (
         "README.md",
         r"2 parallel tool calls expected",
         "a sample failure message, quoted as the check words it",
