@@ -54,6 +54,10 @@ class DecodedRequest:
     """(clause id, problem): structural breaches the canonical messages cannot show, e.g. Anthropic tool
     results split across user turns (MSG-04) or two user turns in a row (MSG-05)."""
 
+    server_findings: list[tuple[str, str]] = field(default_factory=list)
+    """(rule id of ``profiles.servers.SERVER_REJECTIONS``, where): shapes the profile's API takes and named
+    servers of it refuse; a breach only for an adapter that declares one of those servers."""
+
     def violations_of(self, clause: str) -> list[str]:
         return [problem for clause_id, problem in self.violations if clause_id == clause]
 
