@@ -137,6 +137,16 @@ def stream_error_event_gives_its_code(ctx: CheckContext) -> None:
         check_corpus(ctx)
         return
     _code_is_expected(ctx)
+    want = ctx.scenario.expect.retryable
+    if want is not None and _error(ctx).retryable != want:
+        fail(
+            ctx,
+            f"an in-stream {_error(ctx).code} is retryable={want}: the flag of the HTTP status its type "
+            "stands for (ERR-02), whatever the 200 the stream came with",
+            expected=want,
+            actual=_error(ctx).retryable,
+            details=_returned(_error(ctx)),
+        )
 
 
 @check("ERR-04", applies=either(tagged("partial"), corpus_base), ahead=corpus_ahead)
@@ -225,6 +235,13 @@ def insufficient_quota_not_retryable(ctx: CheckContext) -> None:
 def max_retries_honoured(ctx: CheckContext) -> None:
     sent = len(ctx.sent())
     wanted = len([e for e in ctx.scenario.exchanges if not e.optional])
+    if sent > wanted and "output_streamed" in ctx.scenario.tags:
+        fail(
+            ctx,
+            "the step was retried after its output had reached on_text_delta: the user sees the text twice",
+            expected=f"{wanted} request(s): no retry once output was streamed",
+            actual=f"{sent} requests; deltas: {ctx.main.trace.text_deltas()!r:.200}",
+        )
     if sent != wanted:
         fail(
             ctx,
@@ -254,28 +271,36 @@ backoff, as the official OpenAI SDK does ("Honor server-directed delays up to tw
 CFG-05's (checks/root.py)."""
 
 
-@check("CFG-05", applies=named("retry_429_then_success", "retry_after_too_long"), requires=("retries",))
+@check(
+    "CFG-05",
+    applies=named("retry_429_then_success", "retry_after_too_long", "retry_after_seconds"),
+    requires=("retries",),
+)
 def retry_after_honoured(ctx: CheckContext) -> None:
     requests = ctx.sent()
     first = ctx.scenario.exchanges[0].response
-    if len(requests) < 2 or not isinstance(first, HttpError) or first.retry_after_ms is None:
+    hint_ms = first.retry_hint_ms if isinstance(first, HttpError) else None
+    if len(requests) < 2 or hint_ms is None:
         fail(ctx, "expected a retry after the 429", expected=2, actual=len(requests))
+    header = (
+        "retry-after-ms" if isinstance(first, HttpError) and first.retry_after_s is None else "retry-after"
+    )
     waited = requests[1].at - requests[0].at
-    if first.retry_after_ms / 1000 > RETRY_AFTER_CEILING_S:
+    if hint_ms / 1000 > RETRY_AFTER_CEILING_S:
         if waited >= RETRY_AFTER_CEILING_S:
             fail(
                 ctx,
-                f"the retry waited for a retry hint of {first.retry_after_ms / 1000:g} s: a hint over "
+                f"the retry waited for a retry hint of {hint_ms / 1000:g} s: a hint over "
                 f"{RETRY_AFTER_CEILING_S:g} s is not waited for (bounded)",
                 expected=f"< {RETRY_AFTER_CEILING_S:g} s",
                 actual=f"{waited:.1f} s",
             )
         return
-    if waited < first.retry_after_ms / 1000 * 0.9:
+    if waited < hint_ms / 1000 * 0.9:
         fail(
             ctx,
-            "the retry came before the delay the provider asked for (retry-after-ms)",
-            expected=f">= {first.retry_after_ms} ms",
+            f"the retry came before the delay the provider asked for ({header})",
+            expected=f">= {hint_ms} ms",
             actual=f"{waited * 1000:.0f} ms",
         )
 
