@@ -24,6 +24,7 @@ from helix_conformance.contract import (
     ErrorStepResult,
     HelixError,
     LLMGenerateInput,
+    LLMStreamCallbacks,
     StepResult,
     invoke_callback,
 )
@@ -113,14 +114,19 @@ class InStreamErrorsNotRetryable(HookedAdapter):
     stream_class = _FinalStreamErrors
 
 
+class _BareOnError(SafeCallbacks):
+    def __init__(self, callbacks: LLMStreamCallbacks | None, guard: StreamGuard) -> None:
+        super().__init__(callbacks, guard)
+        self._user = callbacks
+
+    async def error(self, error: Exception) -> None:
+        if self._user is not None and self._user.on_error is not None:
+            await invoke_callback(self._user.on_error, error)  # Bug: on_error is "ours", called bare
+
+
 class OnErrorUnguarded(HookedAdapter):
-    async def generate_step(self, input: LLMGenerateInput) -> StepResult:
-        quiet = dataclasses.replace(input, callbacks=None) if hasattr(input, "__dataclass_fields__") else None
-        result = await super().generate_step(quiet or input.model_copy(update={"callbacks": None}))
-        on_error = input.callbacks.on_error if input.callbacks is not None else None
-        if isinstance(result, ErrorStepResult) and on_error is not None:
-            await invoke_callback(on_error, result.error)  # Bug: the user's on_error called bare
-        return result
+    def make_emit(self, input: LLMGenerateInput, guard: StreamGuard) -> SafeCallbacks:
+        return _BareOnError(input.callbacks, guard)
 
 
 class DeveloperRole(HookedAdapter):
