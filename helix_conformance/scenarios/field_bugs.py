@@ -395,14 +395,15 @@ TOOLS: tuple[Scenario, ...] = (
     Scenario(
         id="tool_schema_dangling_ref",
         description="A tool whose schema has a `$ref` that resolves to nothing (a typo in `$defs`): refused "
-        "with provider_invalid_request before any request (TOOL-05), never sent weakened. Request "
-        "precondition: a request that carries the tool, if one is sent (the server answers 400).",
+        "with provider_invalid_request before any request, or sent exactly as written for the server to judge "
+        "(it answers 400 here), never sent weakened (TOOL-05). Request precondition: a request that carries "
+        "the tool, if one is sent.",
         messages=(UserMessage(content="Look up the umbrella."),),
         tools=(DANGLING_REF,),
         config={"max_retries": 0},
         exchanges=(Exchange(HttpError(400), optional=True),),
         expect=Expected("error", "error", error_codes=("provider_invalid_request",)),
-        tags=frozenset({"invalid_tool"}),
+        tags=frozenset({"invalid_tool", "sent_as_written_ok"}),
         profiles=GEMINI,
     ),
 )
