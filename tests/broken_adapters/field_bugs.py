@@ -75,16 +75,6 @@ class MergesEveryChoice(HookedAdapter):
     stream_class = _EveryChoiceStream
 
 
-class ToolArgumentsAsObject(HookedAdapter):
-    def build_body(self, input: LLMGenerateInput) -> Body:
-        body = super().build_body(input)
-        for message in body["messages"]:
-            for call in message.get("tool_calls") or []:
-                # Bug: the history's arguments go back as the object the framework holds, not as a JSON string
-                call["function"]["arguments"] = json.loads(call["function"]["arguments"] or "{}")
-        return body
-
-
 class RetriesAfterOutput(HookedAdapter):
     async def _attempt(
         self, client: httpx.AsyncClient, request: httpx.Request, guard: StreamGuard, emit: SafeCallbacks
@@ -397,14 +387,6 @@ ADAPTERS: list[BrokenAdapter] = [
         ("compat_several_choices",),
         "Reads every choice of a chunk as the answer: with n=2 both choices' text is joined (LiteLLM's "
         "stream_chunk_builder, https://github.com/BerriAI/litellm/issues/35793).",
-    ),
-    broken(
-        "tool_arguments_as_object",
-        ToolArgumentsAsObject,
-        "MSG-03",
-        ("tool_result_roundtrip", "tool_result_then_user"),
-        "Sends the history's tool-call arguments as a JSON object; OpenAI answers 400 `expected a string, "
-        "but got an object` (https://github.com/aaif-goose/goose-mobile/pull/20).",
     ),
     broken(
         "retries_after_output",
