@@ -23,7 +23,8 @@ RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has i
 ``recorded`` the ones only real traffic catches (``recorded/...`` scenarios, from ``cassettes/recorded``);
 ``timeouts`` (NT-04, AB-02), ``retry_gaps`` (CFG-03/05, ERR-01, RES-10) and ``request_gaps`` (MSG, TOOL,
 CFG-01) the bugs from the field the suite missed until issue 18 (all profiles); ``power`` (ERR-07, RES-06)
-the ones the harness-power measurement (``tools/harness_power.py``) showed no scenario could catch.
+the ones the harness-power measurement (``tools/harness_power.py``) showed no scenario could catch;
+``field_bugs`` (all profiles) the classes of bugs adapters written elsewhere shipped (issue 32).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from . import (
     coverage,
     errors,
     faults,
+    field_bugs,
     gemini_requests,
     gemini_responses,
     generated,
@@ -122,4 +124,5 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *retry_gaps.ADAPTERS,
     *request_gaps.ADAPTERS,
     *power.ADAPTERS,
+    *field_bugs.ADAPTERS,
 ]
