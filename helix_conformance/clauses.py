@@ -185,7 +185,8 @@ CLAUSES: dict[str, Clause] = {
         level="MUST",
         source="seed",
         text=(
-            "Reasoning/thinking content is returned in `thinking` on text, tool-calls and structured results."
+            "Reasoning/thinking content is returned in `thinking` on text, tool-calls and structured results, "
+            "redacted reasoning blocks included (`thinking.redacted`, as streamed)."
         ),
         why=(
             "Reasoning is shown to users and, for Anthropic and Gemini, must go back into the history; "
@@ -595,7 +596,7 @@ CLAUSES: dict[str, Clause] = {
         source="harness",
         text=(
             "A callback that raises does not make `generate_step` raise; the step still returns a valid "
-            "StepResult."
+            "StepResult (an `on_error` that raises: still the ErrorStepResult)."
         ),
         why="A bug in the user's UI code must not crash the agent run; the step's result is still valid.",
         common_mistakes=(
@@ -638,7 +639,10 @@ CLAUSES: dict[str, Clause] = {
         area="MSG",
         level="MUST",
         source="seed",
-        text="Assistant tool calls in history are sent with the same ids, names and JSON-equal arguments.",
+        text=(
+            "Assistant tool calls in history are sent with the same ids, names and JSON-equal arguments, in the "
+            "form the provider takes them (OpenAI's `arguments` is a JSON string, never an object)."
+        ),
         why=(
             "Providers match tool results to calls by id and the model reasons over its earlier arguments; "
             "changed ids are rejected and changed arguments mislead the model."
@@ -697,8 +701,8 @@ CLAUSES: dict[str, Clause] = {
         level="MUST",
         source="wire",
         text=(
-            "No empty text blocks are sent where the provider rejects them (assistant turn with only tool "
-            "calls)."
+            "No empty text blocks are sent where the provider rejects them (an assistant turn with only tool "
+            "calls, an empty user message)."
         ),
         why=(
             "Anthropic rejects empty text content blocks and turns with no content, and Gemini a turn with no "
@@ -786,7 +790,8 @@ CLAUSES: dict[str, Clause] = {
             "route, and without `__finish__` the agent can never return its structured output."
         ),
         common_mistakes=(
-            "Filtering `__finish__` out as internal, sanitising tool names, or truncating descriptions."
+            "Filtering `__finish__` out as internal, sanitising tool names (`get-weather` sent as `get_weather`, "
+            "Gemini's `weather.current` as `weather_current`), or truncating descriptions."
         ),
     ),
     "TOOL-02": Clause(
@@ -902,7 +907,8 @@ CLAUSES: dict[str, Clause] = {
         source="seed",
         text=(
             "`max_retries` is honoured: a retryable failure (429, 5xx, 529, connect error) is retried at "
-            "most `max_retries` times, then surfaced; a non-retryable one (400, 401, 403) is never retried."
+            "most `max_retries` times, then surfaced; a non-retryable one (400, 401, 403) is never retried, and "
+            "neither is a failure after output reached the callbacks (the user would see it twice)."
         ),
         why=(
             "Unbounded retries multiply cost and latency, and retrying auth or validation errors hammers the "
@@ -999,7 +1005,9 @@ CLAUSES: dict[str, Clause] = {
             "(OpenRouter) has the code of that HTTP status by ERR-01's table (429 → provider_rate_limited, "
             "400 → provider_invalid_request, 502 → provider_error...): OpenRouter documents `error.code` as "
             "the HTTP status the error stands for, sent in the stream once the 200 is under way "
-            "(openrouter.ai/docs/api/reference/errors-and-debugging)."
+            "(openrouter.ai/docs/api/reference/errors-and-debugging). Its `retryable` is that of the HTTP "
+            "status its type stands for (ERR-02): overloaded, rate limit and server errors true, a request "
+            "error false."
         ),
         why=(
             "Providers report overloads inside an HTTP 200 stream; treating that stream as a success returns "
@@ -1248,7 +1256,7 @@ CLAUSES: dict[str, Clause] = {
         source="seed",
         text=(
             "Anthropic: with `'auto'`, `cache_control` breakpoints are placed on the system prompt, the last "
-            "tool and the conversation boundary (last message), never more than 4."
+            "tool and the conversation boundary (last message), never more than 4 and never on a thinking block."
         ),
         why=(
             "Breakpoints in these places make long conversations cheap; more than 4 is rejected by the API "

@@ -458,7 +458,11 @@ spec = AdapterSpec(
             "snowflake",
             "novita",
             "nvidia-nim",
+            "volcengine",
+            "vercel-ai-gateway",
             "litellm",
+            "anthropic-openai-proxy",
+            "cliproxyapi",
             "chat-gateways",
             "sse-framing",
         }

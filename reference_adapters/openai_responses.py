@@ -186,6 +186,8 @@ class _ResponsesStream:
         data = event.data.strip()
         if not data:
             return False
+        if data == "[DONE]":  # OpenRouter ends a Responses stream as Chat Completions does: the end, no event
+            return True
         try:
             payload = json.loads(data)
         except ValueError as exc:  # ERR-05: not the provider's format
@@ -209,8 +211,10 @@ class _ResponsesStream:
         if kind == "response.reasoning_summary_part.added":
             if self._thinking:  # summary parts are joined by a blank line, streamed too (STR-03)
                 await self._reasoning("\n\n")
-        elif kind == "response.reasoning_summary_text.delta":
-            await self._reasoning(delta)
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            await self._reasoning(
+                delta
+            )  # a summary, or the reasoning text itself (gpt-oss servers, OpenRouter)
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
             await self._visible(delta, refusal=kind == "response.refusal.delta")
         elif kind == "response.function_call_arguments.delta":
@@ -401,5 +405,7 @@ spec = AdapterSpec(
     model="gpt-5-mini",
     capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"}),
     description="The reference adapter for OpenAI's Responses API, streamed, over httpx.",
-    servers=frozenset({"openai", "azure-openai"}),  # every server of the profile, as every reference declares
+    servers=frozenset(
+        {"openai", "azure-openai", "openrouter"}
+    ),  # every server of the profile, as every reference declares
 )

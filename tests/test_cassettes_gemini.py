@@ -67,7 +67,8 @@ def test_the_sdk_reads_each_finished_stream_to_the_expected_outcome(scenario: An
     if expect.thinking is not None:
         assert "".join(thoughts) == expect.thinking
     if expect.type == "tool_calls":
-        assert calls == [(None, c.name, c.arguments) for c in expect.tool_calls]  # Gemini sends no ids
+        ids = [c.id if scenario.sends_call_ids else None for c in expect.tool_calls]  # Gemini 3 sends its own
+        assert calls == [(i, c.name, c.arguments) for i, c in zip(ids, expect.tool_calls)]
     if expect.type == "structured_output":
         assert [c[2] for c in calls if c[1] == "__finish__"] == [expect.output]
     wire = scenario.recorded_exchanges[0].response.finish.wire_value("gemini")

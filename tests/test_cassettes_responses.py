@@ -67,6 +67,7 @@ def test_the_sdk_reads_each_finished_stream_to_the_expected_outcome(scenario: An
     )
     calls = [(i.call_id, i.name, i.arguments) for i in response.output if i.type == "function_call"]
     summary = "\n\n".join(s.text for i in response.output if i.type == "reasoning" for s in i.summary)
+    summary += "".join(c.text for i in response.output if i.type == "reasoning" for c in i.content or [])
     if expect.content is not None:
         assert texts == expect.content
     if expect.type == "tool_calls":

@@ -17,8 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
-from hpower import equivalents, mutation_run  # noqa: E402 (the tool's package, from tools/)
-from hpower.cli import main  # noqa: E402
+from hpower import equivalents, field, mutation_run  # noqa: E402 (the tool's package, from tools/)
+from hpower.cli import main, parser  # noqa: E402
 from hpower.coverage_run import EVERYWHERE, AdapterCoverage, FileCoverage, scenario_of  # noqa: E402
 from hpower.equivalents import Equivalent, EquivalentsError  # noqa: E402
 from hpower.mutation_run import (  # noqa: E402
@@ -355,3 +355,81 @@ def test_rejudge_of_a_run_without_survivors_is_a_one_line_error(tmp_path: Path) 
     previous.write_text("{", encoding="utf-8")
     with pytest.raises(ToolError, match="not a JSON file"):
         previous_survivors(previous)
+
+
+# --- field-bug mutants ------------------------------------------------------------------------------------------
+
+
+def _field(old: str, new: str, file: str = "x.py") -> field.FieldMutant:
+    return field.FieldMutant(
+        "m", "foreign-openai-sdk", file, old, new, "RES-01", "https://example.org/1", "a bug"
+    )
+
+
+def test_every_field_mutant_applies_once_and_compiles_and_cites_its_report() -> None:
+    mutants = field.load()
+    assert len(mutants) >= 20
+    assert {m.adapter for m in mutants} == {
+        "foreign-openai-sdk",
+        "foreign-anthropic-sdk",
+        "foreign-google-genai-sdk",
+    }
+    for mutant in mutants:
+        source = (field.FIXTURE / mutant.file).read_text(encoding="utf-8")
+        mutated = field.apply(source, mutant)
+        assert mutated != source, mutant.id
+        compile(mutated, mutant.file, "exec")
+        assert mutant.issue.startswith("https://github.com/"), mutant.id
+
+
+def test_the_fixture_is_a_verbatim_copy_of_the_adapters_written_elsewhere() -> None:
+    original = ROOT.parent / "shared" / "foreign-adapters" / "helix_foreign_adapters"
+    if not original.is_dir():
+        pytest.skip(f"{original} is absent in this checkout")
+    for path in original.rglob("*.py"):
+        copy = field.FIXTURE / path.relative_to(original)
+        assert copy.read_text(encoding="utf-8") == path.read_text(encoding="utf-8"), path.name
+
+
+def test_a_block_is_found_at_its_indentation_and_replaced_at_the_same() -> None:
+    source = "def f(x):\n    if x:\n        return 1\n    return 2\n"
+    mutated = field.apply(source, _field("if x:\n    return 1", "if not x:\n    return 1"))
+    assert mutated == "def f(x):\n    if not x:\n        return 1\n    return 2\n"
+
+
+@pytest.mark.parametrize("old", ["return 3", "return"])
+def test_a_field_mutant_that_does_not_apply_once_is_a_one_line_error(old: str) -> None:
+    with pytest.raises(ToolError, match="occurs"):
+        field.apply("def f(x):\n    return 1\n    return 2\n", _field(old, "pass"))
+
+
+def test_field_outcomes_credit_only_new_failures_and_report_both_rates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    mutant = field.load()[0]
+    seen = {("NT-04", "text_basic"), ("STR-01", "compat_several_choices")}
+
+    def fake_run(*args: object) -> tuple[set[tuple[str, str]], float, str]:
+        return seen, 1.0, ""
+
+    monkeypatch.setattr(field, "run_suite", fake_run)
+    on_clause = field.judge(
+        field.FieldMutant(**{**mutant.__dict__, "clause": "STR-01"}), {("NT-04", "text_basic")}, 1, 10, None
+    )
+    elsewhere = field.judge(
+        field.FieldMutant(**{**mutant.__dict__, "clause": "RES-06"}), {("NT-04", "text_basic")}, 1, 10, None
+    )
+    missed = field.judge(mutant, seen, 1, 10, None)
+    assert (on_clause.status, elsewhere.status, missed.status) == (
+        field.ON_CLAUSE,
+        field.CAUGHT,
+        field.MISSED,
+    )
+    assert on_clause.new_failures == ["STR-01 on compat_several_choices"]
+    lines = field.report_lines([on_clause, elsewhere, missed], {mutant.adapter: {("NT-04", "text_basic")}})
+    assert "caught 2/3 = 66.7%; on the intended clause 1/3 = 33.3%" in lines[2]
+
+
+def test_a_seedless_run_draws_a_new_seed_and_says_which() -> None:
+    args = parser().parse_args([])
+    assert args.seed is None  # main() draws one and prints it in its first line

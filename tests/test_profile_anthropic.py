@@ -247,3 +247,32 @@ def test_expected_history_drops_what_the_api_rejects() -> None:
         ToolMessage(tool_call_id="t", tool_name="f", content=""),
     ]
     assert PROFILE.expected_history(history) == [history[0], history[2], history[3], history[4]]
+
+
+def test_a_breakpoint_on_a_thinking_block_is_a_cache02_violation() -> None:
+    ephemeral = {"cache_control": {"type": "ephemeral"}}
+    turn = {
+        "role": "assistant",
+        "content": [{"type": "thinking", "thinking": "hm", "signature": "EqQB", **ephemeral}, _text("Hi")],
+    }
+    decoded = _decode(messages=[{"role": "user", "content": "Hi"}, turn, {"role": "user", "content": "Go"}])
+    (breach,) = decoded.violations_of("CACHE-02")
+    assert breach.startswith("messages[1].content[0]: cache_control on a thinking block")
+    assert not _decode(messages=[{"role": "user", "content": [_text("Hi", **ephemeral)]}]).violations
+
+
+def test_expected_history_leaves_unsigned_thinking_out_and_keeps_redacted_blocks() -> None:
+    call = [ToolCallInfo(id="t", name="f", arguments={})]
+    unsigned = AssistantMessage(content="", tool_calls=call, thinking=ThinkingContent(content="hm"))
+    redacted = AssistantMessage(
+        content="", tool_calls=call, thinking=ThinkingContent(content="hm", redacted=["EmwK"])
+    )
+    signed = AssistantMessage(
+        content="", tool_calls=call, thinking=ThinkingContent(content="hm", signature="s")
+    )
+    kept = PROFILE.expected_history([unsigned, redacted, signed])
+    assert [m.thinking for m in kept if isinstance(m, AssistantMessage)] == [
+        None,
+        ThinkingContent(content="", redacted=["EmwK"]),
+        signed.thinking,
+    ]

@@ -295,7 +295,7 @@ class CheckContext:
 
     def expected_tool_calls(self) -> list[ParsedToolCall]:
         """The scenario's expected tool calls, with the ids the profile's authored stream carries."""
-        if self.session.recorded_live:
+        if self.session.recorded_live or self.scenario.sends_call_ids:
             return list(self.scenario.expect.tool_calls)
         return [
             c.model_copy(update={"id": self.profile.response_tool_call_id(c.id)}) if c.id else c

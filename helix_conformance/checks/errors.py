@@ -139,6 +139,16 @@ def stream_error_event_gives_its_code(ctx: CheckContext) -> None:
         check_corpus(ctx)
         return
     _code_is_expected(ctx)
+    want = ctx.scenario.expect.retryable
+    if want is not None and _error(ctx).retryable != want:
+        fail(
+            ctx,
+            f"an in-stream {_error(ctx).code} is retryable={want}: the flag of the HTTP status its type "
+            "stands for (ERR-02), whatever the 200 the stream came with",
+            expected=want,
+            actual=_error(ctx).retryable,
+            details=_returned(_error(ctx)),
+        )
 
 
 @check("ERR-04", applies=either(tagged("partial"), corpus_base), ahead=corpus_ahead)
@@ -227,6 +237,13 @@ def insufficient_quota_not_retryable(ctx: CheckContext) -> None:
 def max_retries_honoured(ctx: CheckContext) -> None:
     sent = len(ctx.sent())
     wanted = len([e for e in ctx.scenario.exchanges if not e.optional])
+    if sent > wanted and "output_streamed" in ctx.scenario.tags:
+        fail(
+            ctx,
+            "the step was retried after its output had reached on_text_delta: the user sees the text twice",
+            expected=f"{wanted} request(s): no retry once output was streamed",
+            actual=f"{sent} requests; deltas: {ctx.main.trace.text_deltas()!r:.200}",
+        )
     if sent != wanted:
         fail(
             ctx,
@@ -253,26 +270,33 @@ RETRY_AFTER_SLACK_S = 0.5
 """Measured from request to request, a wait of exactly the bound also holds the 429's handling (loop turns)."""
 
 
-@check("CFG-05", applies=named("retry_429_then_success", "retry_after_too_long"), requires=("retries",))
+@check(
+    "CFG-05",
+    applies=named("retry_429_then_success", "retry_after_too_long", "retry_after_seconds"),
+    requires=("retries",),
+)
 def retry_after_honoured(ctx: CheckContext) -> None:
     """A hint within the bound is waited for (in the loop's seconds); a longer one is capped at the bound
     (``RETRY_AFTER_BOUND_S``), inclusive. A step still waiting at the scenario's limit (the bound plus
     ``--helix-timeout``) is reported here as its root cause (checks/root.py)."""
     requests = ctx.sent()
     first = ctx.scenario.exchanges[0].response
+    hint_ms = first.retry_hint_ms if isinstance(first, HttpError) else None
     declined = (  # a hint over the bound may be declined: the 429 surfaced, as the openai SDK does
-        isinstance(first, HttpError)
-        and first.retry_after_ms is not None
-        and first.retry_after_ms / 1000 > RETRY_AFTER_BOUND_S
+        hint_ms is not None
+        and hint_ms / 1000 > RETRY_AFTER_BOUND_S
         and len(requests) == 1
         and isinstance(ctx.result, ErrorStepResult)
     )
     if declined:
         return
-    if len(requests) < 2 or not isinstance(first, HttpError) or first.retry_after_ms is None:
+    if len(requests) < 2 or hint_ms is None:
         fail(ctx, "expected a retry after the 429", expected=2, actual=len(requests))
+    header = (
+        "retry-after-ms" if isinstance(first, HttpError) and first.retry_after_s is None else "retry-after"
+    )
     waited = requests[1].at - requests[0].at
-    hint = first.retry_after_ms / 1000
+    hint = hint_ms / 1000
     if hint > RETRY_AFTER_BOUND_S:
         if waited > RETRY_AFTER_BOUND_S + RETRY_AFTER_SLACK_S:
             fail(
@@ -286,8 +310,8 @@ def retry_after_honoured(ctx: CheckContext) -> None:
     if waited < hint * 0.9:
         fail(
             ctx,
-            "the retry came before the delay the provider asked for (retry-after-ms)",
-            expected=f">= {first.retry_after_ms} ms",
+            f"the retry came before the delay the provider asked for ({header})",
+            expected=f">= {hint_ms} ms",
             actual=f"{waited * 1000:.0f} ms",
         )
 

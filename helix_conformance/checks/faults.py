@@ -191,6 +191,7 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
     failed_base = _failed_base(ctx)
     if failed_base and chosen and all(v.kind == "unknown_event" for v in chosen):
         raise NotApplicable(failed_base)
+    masked = 0
     for variant in chosen:
         if failed_base and variant.kind == "unknown_event":
             continue
@@ -209,8 +210,23 @@ def check_corpus(ctx: CheckContext, clause: str | None = None) -> None:
             problem = judge(variant, run, ctx.result, timeout, provider_tool_call_ids(ctx))
             if problem is not None and failed_base and variant.expect.same_as_unfaulted:
                 problem = _unusable(run, timeout)  # only a hang is judged against a failed base run
+            if problem is not None and failed_base and _same_error(run.result, ctx.result):
+                masked += 1  # the fault changed nothing: the step fails the same way without it
+                continue
         if problem is not None:
             _fail(ctx, variant, run, problem)
+    if masked:
+        raise NotApplicable(
+            f"{failed_base}; {masked} fault run(s) returned that same error, so they show nothing about the "
+            "fault"
+        )
+
+
+def _same_error(result: Any, unfaulted: Any) -> bool:
+    """Both are error results with the same code: the faulted run failed as the unfaulted one did."""
+    if not isinstance(result, ErrorStepResult) or not isinstance(unfaulted, ErrorStepResult):
+        return False
+    return getattr(result.error, "code", None) == getattr(unfaulted.error, "code", None)
 
 
 def _chosen(ctx: CheckContext, clause: str) -> list[FaultVariant]:

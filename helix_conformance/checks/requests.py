@@ -8,6 +8,8 @@ from typing import Any
 
 from ..contract import AssistantMessage, SystemMessage, ToolMessage, UserMessage
 from ..profiles.base import DecodedRequest
+from ..profiles.server_rejections import rejected_by
+from ..profiles.servers import declared_servers
 from ..replay.runner import RunOptions, ScenarioRun
 from .common import error_of, json_text, named, on_profiles, sends_request, short
 from .context import CheckContext
@@ -112,6 +114,20 @@ def system_reaches_the_system_slot(ctx: CheckContext) -> None:
             expected=given,
             actual=sent,
         )
+    _no_shape_a_declared_server_rejects(ctx)
+
+
+def _no_shape_a_declared_server_rejects(ctx: CheckContext) -> None:
+    """Fail on a request shape that a server the adapter targets answers with 400 (profiles/server_rejections.py):
+    the servers its spec declares, else its profile's own provider, which takes every shape the profile does."""
+    servers = declared_servers(ctx.spec, ctx.profile.name)
+    rejected = [p for r in ctx.requests() for p in rejected_by(r.server_findings, ctx.clause, servers)]
+    if rejected:
+        fail(
+            ctx,
+            f"the request has a shape a server this adapter declares ({', '.join(sorted(servers))}) rejects",
+            actual=rejected,
+        )
 
 
 @check("MSG-02", applies=_having(UserMessage, AssistantMessage))
@@ -130,6 +146,9 @@ def user_and_assistant_text_exact(ctx: CheckContext) -> None:
     ),
 )
 def history_tool_calls_keep_ids_names_arguments(ctx: CheckContext) -> None:
+    breaches = _first_request(ctx).violations_of("MSG-03")
+    if breaches:
+        fail(ctx, "history tool calls are not sent in the form the provider takes", actual=breaches)
     given, sent = _messages_of(ctx, AssistantMessage)
     if [m[2] for m in given] != [m[2] for m in sent]:
         fail(
@@ -172,17 +191,21 @@ def order_preserved_nothing_dropped(ctx: CheckContext) -> None:
         fail(ctx, "the turns break the provider's role alternation (merge same-role turns)", actual=breaches)
 
 
-@check(
-    "MSG-06",
-    applies=lambda s, p: (
-        sends_request(s, p)
-        and any(isinstance(m, AssistantMessage) and m.tool_calls and not m.content for m in s.messages)
-    ),
-)
+def _has_empty_text(scenario: Any, profile: Any) -> bool:
+    """An assistant turn of tool calls alone, or an empty user message: where adapters send empty text."""
+    return sends_request(scenario, profile) and any(
+        (isinstance(m, AssistantMessage) and m.tool_calls and not m.content)
+        or (isinstance(m, UserMessage) and m.content == "")
+        for m in scenario.messages
+    )
+
+
+@check("MSG-06", applies=_has_empty_text)
 def no_empty_text_blocks(ctx: CheckContext) -> None:
     empty = _first_request(ctx).empty_text
     if empty:
         fail(ctx, "empty text was sent where the provider rejects it", actual=empty)
+    _no_shape_a_declared_server_rejects(ctx)
 
 
 @check("MSG-07")
@@ -290,18 +313,29 @@ def no_tools_means_no_tools_field(ctx: CheckContext) -> None:
         )
 
 
-@check("TOOL-05", applies=named("invalid_tool_name"))
+@check("TOOL-05", applies=named("invalid_tool_name", "tool_schema_dangling_ref"))
 def invalid_tool_rejected_before_sending(ctx: CheckContext) -> None:
     error = error_of(ctx.result)
-    if ctx.sent():
+    if ctx.sent() and not ("sent_as_written_ok" in ctx.scenario.tags and _tools_sent_as_written(ctx)):
         fail(
             ctx,
-            "a tool the provider cannot accept was sent anyway",
-            expected="no request",
+            "a tool the provider cannot accept was sent anyway"
+            if "sent_as_written_ok" not in ctx.scenario.tags
+            else "a tool schema that cannot be resolved was sent weakened, not refused nor as written",
+            expected="no request"
+            if "sent_as_written_ok" not in ctx.scenario.tags
+            else "no request, or the schema exactly as the tool has it",
             actual=f"{len(ctx.sent())} request(s)",
         )
     if getattr(error, "code", None) != "provider_invalid_request":
         fail(ctx, "expected an ErrorStepResult with provider_invalid_request", actual=short(ctx.result))
+
+
+def _tools_sent_as_written(ctx: CheckContext) -> bool:
+    """Every tool of the scenario went out with its schema as the tool has it (JSON-equal): the provider, not
+    the adapter, then decides what the schema means."""
+    sent = {t.name: t.parameters for t in _first_request(ctx).tools or []}
+    return all(json_text(sent.get(t.name)) == json_text(t.json_schema()) for t in ctx.scenario.tools)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -362,6 +396,10 @@ def headers_and_provider_options_sent(ctx: CheckContext) -> None:
         )
 
 
+CACHING_SCENARIOS = ("caching_auto", "caching_auto_long")
+"""The scenarios with caching='auto': a short history, and one with more tools and turns than breakpoints."""
+
+
 @check(
     "CACHE-01",
     applies=lambda s, p: (
@@ -409,10 +447,13 @@ def prompt_cache_key_derived_from_the_session(ctx: CheckContext) -> None:
 
 @check(
     "CACHE-02",
-    applies=lambda s, p: named("caching_auto")(s, p) and on_profiles("anthropic-messages")(s, p),
+    applies=lambda s, p: named(*CACHING_SCENARIOS)(s, p) and on_profiles("anthropic-messages")(s, p),
     requires=("caching",),
 )
 def cache_breakpoints_on_system_last_tool_and_last_message(ctx: CheckContext) -> None:
+    misplaced = _first_request(ctx).violations_of("CACHE-02")
+    if misplaced:
+        fail(ctx, "a cache breakpoint sits on a block the provider refuses to mark", actual=misplaced)
     cache = _first_request(ctx).cache
     breakpoints = cache.get("breakpoints") or []
     if not breakpoints:
@@ -435,7 +476,7 @@ def cache_breakpoints_on_system_last_tool_and_last_message(ctx: CheckContext) ->
 
 @check(
     "CACHE-04",
-    applies=lambda s, p: named("caching_auto")(s, p) and on_profiles("gemini")(s, p),
+    applies=lambda s, p: named(*CACHING_SCENARIOS)(s, p) and on_profiles("gemini")(s, p),
     requires=("caching",),
 )
 def caching_auto_changes_nothing(ctx: CheckContext) -> None:

@@ -13,8 +13,20 @@ from ..contract import (
     ToolCallsStepResult,
 )
 from ..contract.results import STEP_RESULT_TYPES
-from ..scenarios.model import Refusal
-from .common import both, describe_result, either, expects, has_part, json_equal, named, not_, short, tagged
+from ..scenarios.model import RedactedThinking, Refusal, Scenario
+from .common import (
+    both,
+    describe_result,
+    either,
+    expects,
+    has_part,
+    json_equal,
+    named,
+    not_,
+    short,
+    streamed_parts,
+    tagged,
+)
 from .context import CheckContext
 from .faults import check_corpus, corpus_ahead, corpus_base
 from .registry import check, fail
@@ -161,16 +173,37 @@ def text_beside_tool_calls_is_kept(ctx: CheckContext) -> None:
         )
 
 
-@check("RES-08", applies=lambda s, p: s.expect.thinking is not None, requires=("thinking",))
+def _redacted_streamed(scenario: Scenario) -> list[str]:
+    """The data of the redacted reasoning blocks the scenario streams, in order."""
+    return [p.data for p in streamed_parts(scenario) if isinstance(p, RedactedThinking)]
+
+
+@check(
+    "RES-08",
+    applies=lambda s, p: (
+        s.expect.type != "error" and (s.expect.thinking is not None or bool(_redacted_streamed(s)))
+    ),
+    requires=("thinking",),
+)
 def thinking_is_returned(ctx: CheckContext) -> None:
     thinking = getattr(ctx.result, "thinking", None)
     got = getattr(thinking, "content", None)
-    if got != ctx.scenario.expect.thinking:
+    if ctx.scenario.expect.thinking is not None and got != ctx.scenario.expect.thinking:
         fail(
             ctx,
             f"reasoning must be returned in `thinking` on the {ctx.scenario.expect.type} result",
             expected=ctx.scenario.expect.thinking,
             actual=got,
+        )
+    redacted = _redacted_streamed(ctx.scenario)
+    kept = list(getattr(thinking, "redacted", None) or [])
+    if redacted and kept != redacted:
+        fail(
+            ctx,
+            "redacted reasoning is reasoning too: its blocks must be returned in `thinking.redacted`, as "
+            "streamed, or the next request cannot send them back",
+            expected=redacted,
+            actual=kept,
         )
 
 

@@ -183,6 +183,10 @@ def _mutations(schema: Any, root: dict[str, Any], base: dict[str, Any], *, keep_
             out.extend({**base, name: [bad]} for bad in _item_violations(sub_schema, root, keep_complete))
         if _nullable(_resolve(sub, root), root):
             out.append({**base, name: None})  # valid: a sent schema that lost the null alternative rejects it
+        elif kind in _WRONG_TYPE and (name in required or not keep_complete):
+            # invalid: a sent schema that made it nullable (Gemini's `nullable: true`) accepts it. Strict tools
+            # are probed on required properties only: OpenAI's own advice for an optional one is a null union.
+            out.append({**base, name: None})
     if not keep_complete and schema.get("additionalProperties") is False:
         out.append({**base, "__helix_extra__": 1})
     return out

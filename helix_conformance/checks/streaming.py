@@ -402,9 +402,17 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
 RAISING_CALLBACKS = RunOptions(callbacks="raising")
 
 
+ON_ERROR_RAISES = ("http_500", "midstream_error", "connect_error")
+"""Error scenarios STR-11 runs with raising callbacks, one per way an error reaches ``on_error`` (an HTTP
+status, an error inside the stream, a transport failure): the ``on_error`` that raises must not make the step
+raise either."""
+
+
 @check(
     "STR-11",
-    applies=lambda s, p: s.expect.type != "error" and not s.abort and "retry" not in s.tags,
+    applies=lambda s, p: (
+        (s.expect.type != "error" or s.id in ON_ERROR_RAISES) and not s.abort and "retry" not in s.tags
+    ),
     ahead=lambda ctx: ctx.session.ahead(RAISING_CALLBACKS),
 )
 def raising_callbacks_do_not_break_the_step(ctx: CheckContext) -> None:
@@ -413,18 +421,26 @@ def raising_callbacks_do_not_break_the_step(ctx: CheckContext) -> None:
     (NT-01 lists callback errors among the failures returned as errors). A success that differs from the
     normal run's, or an error that hides the callback's exception, is not."""
     run = ctx.session.run(RAISING_CALLBACKS)
+    which = "an on_error that raises" if ctx.scenario.expect.type == "error" else "a callback that raises"
     if run.raised is not None:
-        fail(ctx, "a callback that raises made generate_step raise", actual=repr(run.raised))
+        fail(ctx, f"{which} made generate_step raise", actual=repr(run.raised))
     if run.timed_out:
-        fail(ctx, "with raising callbacks the step did not return in time")
+        fail(ctx, f"with {which} the step did not return in time")
     result = run.result
     if not isinstance(result, STEP_RESULT_TYPES):
-        fail(ctx, "with raising callbacks the step returned no valid StepResult", actual=repr(result)[:200])
+        fail(ctx, f"with {which} the step returned no valid StepResult", actual=repr(result)[:200])
+    if ctx.scenario.expect.type == "error" and not isinstance(result, ErrorStepResult):
+        fail(
+            ctx,
+            "with an on_error that raises the step no longer returned its ErrorStepResult",
+            expected="the ErrorStepResult the step returns with quiet callbacks",
+            actual=short(result),
+        )
     if isinstance(result, ErrorStepResult):
         if not isinstance(ctx.result, ErrorStepResult) and not _carries_the_callbacks_error(result.error):
             fail(
                 ctx,
-                "with raising callbacks the step returned an error that does not carry the callback's "
+                f"with {which} the step returned an error that does not carry the callback's "
                 "exception: the caller cannot tell its own bug from a provider failure",
                 expected=f"the normal run's result, or an ErrorStepResult caused by {CALLBACK_RAISED}",
                 actual=short(result),
@@ -433,7 +449,7 @@ def raising_callbacks_do_not_break_the_step(ctx: CheckContext) -> None:
     if describe_result(result, run_ids(ctx)) != describe_result(ctx.result, run_ids(ctx)):
         fail(
             ctx,
-            "with raising callbacks the step returned another result than with callbacks that do not raise: the "
+            f"with {which} the step returned another result than with callbacks that do not raise: the "
             "callback's exception cut the response short or changed it",
             expected=short(ctx.result),
             actual=short(result),

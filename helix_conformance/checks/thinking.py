@@ -1,7 +1,8 @@
 """MSG-08: reasoning the provider needs back (Anthropic signatures and redacted blocks) survives the round trip.
 
-Two halves under one clause: a streamed thinking block's signature and redacted data are kept on the result
-(or the adapter could never send them back), and thinking in the history is sent back with them. Where the
+Two halves under one clause: a streamed thinking block's signature is kept on the result (or the adapter could
+never send it back; redacted blocks kept on the result are RES-08's), and thinking in the history is sent back
+with its signature and redacted data. Where the
 signature is a proto ``bytes`` field (Gemini), signatures are compared as the bytes they encode: SDKs re-encode
 them in either base64 alphabet, with or without padding.
 """
@@ -13,17 +14,15 @@ from typing import Any
 from ..contract import AssistantMessage
 from ..profiles.base import WireProfile
 from ..profiles.proto_json import bytes_value
-from ..scenarios.model import RedactedThinking, Scenario, Thinking
+from ..scenarios.model import Scenario, Thinking
 from .common import sends_request, streamed_parts
 from .context import CheckContext
 from .registry import check, fail
 
 
-def _streamed_proof(scenario: Scenario) -> tuple[str | None, list[str]]:
-    parts = streamed_parts(scenario)
-    signatures = [p.signature for p in parts if isinstance(p, Thinking) and p.signature]
-    redacted = [p.data for p in parts if isinstance(p, RedactedThinking)]
-    return (signatures[-1] if signatures else None), redacted
+def _streamed_signature(scenario: Scenario) -> str | None:
+    signatures = [p.signature for p in streamed_parts(scenario) if isinstance(p, Thinking) and p.signature]
+    return signatures[-1] if signatures else None
 
 
 def _history_thinking(scenario: Scenario) -> bool:
@@ -33,8 +32,8 @@ def _history_thinking(scenario: Scenario) -> bool:
 def _applies(scenario: Scenario, profile: WireProfile) -> bool:
     if not profile.round_trips_thinking:
         return False
-    signature, redacted = _streamed_proof(scenario)
-    streamed = scenario.expect.type != "error" and (signature is not None or bool(redacted))
+    signature = _streamed_signature(scenario)
+    streamed = scenario.expect.type != "error" and signature is not None
     return streamed or (_history_thinking(scenario) and sends_request(scenario, profile))
 
 
@@ -69,16 +68,16 @@ def _same_proofs(profile: WireProfile, given: list[dict[str, Any]], sent: list[d
 
 @check("MSG-08", applies=_applies, requires=("thinking",))
 def thinking_round_trips_with_its_signature(ctx: CheckContext) -> None:
-    signature, redacted = _streamed_proof(ctx.scenario)
-    if ctx.scenario.expect.type != "error" and (signature is not None or redacted):
-        got = _proof(getattr(ctx.result, "thinking", None), ("signature", "redacted"))
-        if not _same_signature(ctx.profile, got["signature"], signature) or got["redacted"] != redacted:
+    signature = _streamed_signature(ctx.scenario)
+    if ctx.scenario.expect.type != "error" and signature is not None:  # redacted blocks: RES-08's
+        got = _proof(getattr(ctx.result, "thinking", None), ("signature",))
+        if not _same_signature(ctx.profile, got["signature"], signature):
             fail(
                 ctx,
-                "the result's thinking must keep the provider's signature and redacted blocks, "
-                "or the reasoning cannot be sent back on the next step",
-                expected={"signature": signature, "redacted": redacted},
-                actual={"signature": got["signature"], "redacted": got["redacted"]},
+                "the result's thinking must keep the provider's signature, or the reasoning cannot be sent "
+                "back on the next step",
+                expected={"signature": signature},
+                actual={"signature": got["signature"]},
             )
     if not _history_thinking(ctx.scenario):
         return

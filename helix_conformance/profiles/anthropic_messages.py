@@ -62,6 +62,13 @@ _FOREIGN_FIELDS = {
 }
 """Other providers' fields: the Messages API rejects unknown fields, so sending these fails live."""
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+UNCACHEABLE_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+UNCACHEABLE_BLOCKS_RULE = (
+    "cache_control on a thinking block: the API answers 400 `thinking.cache_control: Extra inputs are not "
+    "permitted` (https://github.com/lbjlaq/Antigravity-Manager/issues/744, "
+    "https://github.com/UKGovernmentBEIS/inspect_ai/pull/3967); a breakpoint goes on a text, tool_use or "
+    "tool_result block"
+)
 
 
 @dataclass
@@ -81,6 +88,10 @@ class _Decoding:
             for j, block in enumerate(content):
                 if "cache_control" in block:
                     self.breakpoints.append(f"{where}.content[{j}]" if where != "system" else f"system[{j}]")
+                    if block.get("type") in UNCACHEABLE_BLOCKS:
+                        self.violations.append(
+                            ("CACHE-02", f"{where}.content[{j}]: {UNCACHEABLE_BLOCKS_RULE}")
+                        )
             return content
         self.problems.append(f"{where}: content is neither a string nor a list of blocks: {content!r:.80}")
         return []
@@ -257,6 +268,15 @@ def _unmarked(data: dict[str, Any], breakpoints: list[str]) -> list[str]:
     return missing
 
 
+def _without_unsigned_thinking(message: Message) -> Message:
+    """An assistant turn as it can go back: thinking without its signature left out, redacted blocks kept."""
+    thinking = message.thinking if isinstance(message, AssistantMessage) else None
+    if thinking is None or thinking.signature:
+        return message
+    proof = ThinkingContent(content="", redacted=thinking.redacted) if thinking.redacted else None
+    return message.model_copy(update={"thinking": proof})
+
+
 class AnthropicMessagesProfile(WireProfile):
     name = "anthropic-messages"
     provider_key = "anthropic"
@@ -282,9 +302,12 @@ class AnthropicMessagesProfile(WireProfile):
         )
 
     def expected_history(self, messages: Sequence[Message]) -> list[Message]:
-        """Anthropic rejects empty text and empty turns: a conforming adapter leaves them out."""
+        """Anthropic rejects empty text and empty turns: a conforming adapter leaves them out. Thinking without
+        its signature cannot go back as a ``thinking`` block (400 ``thinking.signature: Field required``), so
+        its text is left out too; redacted blocks beside it still go back."""
         kept: list[Message] = []
-        for m in messages:
+        for message in messages:
+            m = _without_unsigned_thinking(message)
             empty = m.content == "" and not (isinstance(m, AssistantMessage) and (m.tool_calls or m.thinking))
             if not empty or isinstance(m, ToolMessage):
                 kept.append(m)

@@ -60,6 +60,10 @@ class DecodedRequest:
     OPTIONS``: ``include_usage``, ``thinking``, ``stream_function_call_arguments``...), as this decoder read
     them; ``request_options`` adds the ones every profile reads alike."""
 
+    server_findings: list[tuple[str, str]] = field(default_factory=list)
+    """(rule id of ``profiles.server_rejections.SERVER_REJECTIONS``, where): shapes the profile's API takes and named
+    servers of it refuse; a breach only for an adapter that declares one of those servers."""
+
     def violations_of(self, clause: str) -> list[str]:
         return [problem for clause_id, problem in self.violations if clause_id == clause]
 

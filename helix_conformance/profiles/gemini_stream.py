@@ -9,8 +9,14 @@ as raw, pretty-printed JSON rather than as an event. A call without arguments ha
 
 Quirks: ``partial_args`` on a Stream streams each call's arguments as Vertex does when asked to
 (``willContinue``, ``partialArgs`` by ``jsonPath``, an empty ``functionCall`` closing the call; as in
-../shared/recordings/google/google-stream-tool-call-arguments.chunks.txt). On a StreamError, ``data_error``
-sends the error as a ``data:`` event; by default it is a raw, pretty-printed object.
+../shared/recordings/google/google-stream-tool-call-arguments.chunks.txt). ``call_ids``: every
+``functionCall`` carries the call's own ``id`` (Gemini 3 "always returns a unique id with every
+functionCall", https://ai.google.dev/gemini-api/docs/function-calling). ``finish_without_content``: the
+finish chunk's candidate has no ``content`` at all, only ``finishReason`` and ``index`` (what symfony/ai#1610
+and Portkey-AI/gateway#1705 met in Gemini streams); ``finish_empty_content``: its ``content`` is ``{}`` beside
+``safetyRatings`` with ``blocked: true``, as recorded for a SAFETY stop
+(../shared/recordings/google/test_google_model_safety_settings.yaml). On a StreamError, ``data_error`` sends
+the error as a ``data:`` event; by default it is a raw, pretty-printed object.
 """
 
 from __future__ import annotations
@@ -73,6 +79,15 @@ ERROR_BODIES: dict[int | str, tuple[str, str]] = {
     ),
 }
 
+SAFETY_RATINGS: list[
+    dict[str, Any]
+] = [  # as recorded beside a SAFETY stop (test_google_model_safety_settings)
+    {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "LOW", "blocked": True},
+    {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "NEGLIGIBLE"},
+]
+
 STREAM_ERRORS: dict[str, tuple[int, str, str]] = {
     "server_error": (500, "INTERNAL", "An internal error has occurred. Please retry."),
     "rate_limit": (429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."),
@@ -129,14 +144,19 @@ class ChunkWriter:
         return usage
 
     def _chunk(
-        self, parts: list[dict[str, Any]] | None, finish: str | None = None, extra: Any = None
+        self,
+        parts: list[dict[str, Any]] | None,
+        finish: str | None = None,
+        extra: Any = None,
+        candidate: dict[str, Any] | None = None,
     ) -> None:
-        candidate: dict[str, Any] = {
-            "content": {"parts": parts, "role": "model"} if parts is not None else {"role": "model"}
-        }
-        if finish is not None:
-            candidate["finishReason"] = finish
-        candidate["index"] = 0
+        if candidate is None:
+            candidate = {
+                "content": {"parts": parts, "role": "model"} if parts is not None else {"role": "model"}
+            }
+            if finish is not None:
+                candidate["finishReason"] = finish
+            candidate["index"] = 0
         chunk: dict[str, Any] = {
             "candidates": [candidate],
             "usageMetadata": self._usage(finish is not None),
@@ -178,6 +198,8 @@ class ChunkWriter:
                     self._chunk([text], extra=unknown)
             elif isinstance(part, ToolCall):
                 function: dict[str, Any] = {"name": part.name}
+                if "call_ids" in quirks and part.id:
+                    function = {"id": part.id, **function}
                 if part.arguments:  # no arguments at all: no `args` (FunctionCall.args is optional)
                     function["args"] = json.loads("".join(part.arguments))
                 call: dict[str, Any] = {"functionCall": function}
@@ -213,6 +235,11 @@ class ChunkWriter:
                 "responseId": self.response_id,
             }
             self.events.append(f"data: {_dumps(blocked)}\r\n\r\n")
+        elif "finish_without_content" in quirks:  # the candidate alone: no content at all
+            self._chunk(None, reason, candidate={"finishReason": reason, "index": 0})
+        elif "finish_empty_content" in quirks:  # `content: {}` beside the ratings that blocked it
+            bare = {"content": {}, "finishReason": reason, "index": 0, "safetyRatings": SAFETY_RATINGS}
+            self._chunk(None, reason, candidate=bare)
         elif reason == "STOP":
             self._chunk([{"text": ""}], "STOP")  # the live API ends with an empty text part
         else:

@@ -13,6 +13,7 @@ from ..scenarios.model import HttpError, Stream, StreamError
 from . import openai_chat_summary, servers
 from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
 from .openai_chat_stream import ChunkWriter, as_sdk_chunk, event_data
+from .server_rejections import DEVELOPER_ROLE, EMPTY_CONTENT_BESIDE_TOOL_CALLS
 from .summary import ResponseSummary
 
 OFF_SPEC_FINISH_REASONS = frozenset({"eos_interrupted"})
@@ -121,12 +122,27 @@ def _text_of(content: Any, problems: list[str], where: str, *, assistant: bool =
     return ""
 
 
-def _decode_message(raw: Any, index: int, problems: list[str]) -> Message | None:
+ARGUMENTS_NOT_A_STRING = (
+    "function.arguments is sent as a JSON object, not as the JSON string the API takes: OpenAI answers 400 "
+    "\"Invalid type for 'messages[2].tool_calls[0].function.arguments': expected a string, but got an object "
+    'instead" (https://github.com/aaif-goose/goose-mobile/pull/20)'
+)
+
+
+def _decode_message(
+    raw: Any,
+    index: int,
+    problems: list[str],
+    violations: list[tuple[str, str]],
+    rejected: list[tuple[str, str]],
+) -> Message | None:
     where = f"messages[{index}]"
     if not isinstance(raw, dict):
         problems.append(f"{where} is not an object")
         return None
     role = raw.get("role")
+    if role == "developer":
+        rejected.append((DEVELOPER_ROLE.id, where))
     if role in ("system", "developer"):
         return SystemMessage(content=_text_of(raw.get("content"), problems, where))
     if role == "user":
@@ -144,9 +160,12 @@ def _decode_message(raw: Any, index: int, problems: list[str]) -> Message | None
         for j, tc in enumerate(raw.get("tool_calls") or []):
             fn = tc.get("function", {}) if isinstance(tc, dict) else {}
             arguments = fn.get("arguments")
-            if not isinstance(arguments, str):
-                problems.append(f"{where}.tool_calls[{j}].function.arguments must be a JSON string")
+            if isinstance(arguments, dict):  # MSG-03: the call's arguments do not reach the API as sent
+                violations.append(("MSG-03", f"{where}.tool_calls[{j}].{ARGUMENTS_NOT_A_STRING}"))
                 parsed: Any = arguments
+            elif not isinstance(arguments, str):
+                problems.append(f"{where}.tool_calls[{j}].function.arguments must be a JSON string")
+                parsed = arguments
             else:
                 try:
                     parsed = json.loads(arguments) if arguments.strip() else {}
@@ -163,7 +182,9 @@ def _decode_message(raw: Any, index: int, problems: list[str]) -> Message | None
                 )
             )
         # content "" beside tool_calls is accepted ("Required unless tool_calls ... is specified"; the Vercel
-        # AI SDK sends it): nothing here is an MSG-06 breach.
+        # AI SDK sends it): no MSG-06 breach of the profile; some servers refuse it (server_rejections.py).
+        if calls and raw.get("content") == "":
+            rejected.append((EMPTY_CONTENT_BESIDE_TOOL_CALLS.id, f"{where}.content"))
         return AssistantMessage(
             content=_text_of(raw.get("content"), problems, where, assistant=True), tool_calls=calls or None
         )
@@ -232,7 +253,13 @@ class OpenAIChatProfile(WireProfile):
         if not isinstance(raw_messages, list) or not raw_messages:
             problems.append("messages must be a non-empty list")
             raw_messages = []
-        messages = [m for i, raw in enumerate(raw_messages) if (m := _decode_message(raw, i, problems))]
+        violations: list[tuple[str, str]] = []
+        rejected: list[tuple[str, str]] = []
+        messages = [
+            m
+            for i, raw in enumerate(raw_messages)
+            if (m := _decode_message(raw, i, problems, violations, rejected))
+        ]
         tools = None
         if "tools" in data:
             tools = [self._decode_tool(raw, i, problems) for i, raw in enumerate(data["tools"] or [])]
@@ -256,6 +283,8 @@ class OpenAIChatProfile(WireProfile):
             extra=extra,
             problems=problems,
             options=_options(data),
+            violations=violations,
+            server_findings=rejected,
         )
 
     @staticmethod
@@ -299,6 +328,8 @@ class OpenAIChatProfile(WireProfile):
         headers = {"content-type": "application/json; charset=utf-8", "x-request-id": "req_helix_replay"}
         if error.retry_after_ms is not None:
             headers["retry-after-ms"] = str(error.retry_after_ms)
+        if error.retry_after_s is not None:
+            headers["retry-after"] = str(error.retry_after_s)
         body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
         return headers, (json.dumps(body, indent=2) + "\n").encode()
 
@@ -443,6 +474,8 @@ def _options(data: dict[str, Any]) -> frozenset[str]:
         options.add("include_usage")  # a last chunk with `choices: []` and the usage
     if data.get("parallel_tool_calls") is False:
         options.add("parallel_tool_calls_off")
+    if isinstance(data.get("n"), int) and data["n"] > 1:
+        options.add("several_choices")  # choices with index 1, 2, … beside 0
     return frozenset(options)
 
 

@@ -40,7 +40,11 @@ adapter of this profile is judged on them:
   chunk (OpenRouter; a usage chunk, so it implies ``usage_chunk``);
 * ``empty_refusal``: every delta carries ``"refusal": ""`` (Snowflake);
 * ``sse_framing``: what the SSE standard allows and OpenAI never sends: a byte-order mark, lines ended by a
-  lone CR, ``id:`` and ``event: message`` lines on every event and a ``retry:`` line.
+  lone CR, ``id:`` and ``event: message`` lines on every event and a ``retry:`` line;
+* ``two_choices``: a second choice (``index: 1``) streams beside the first, chunk for chunk, as the API does
+  for a request with ``n: 2`` ("How many chat completion choices to generate for each input message",
+  https://platform.openai.com/docs/api-reference/chat/create); it ends with ``length`` where the first ends
+  with its own finish_reason.
 """
 
 from __future__ import annotations
@@ -113,6 +117,8 @@ SEARCH_RESULTS = [  # Perplexity sends its search results on the chat.completion
     {"title": "Weather in Paris", "url": "https://example.com/paris-weather", "date": "2026-11-20"}
 ]
 SSE_RETRY = "retry: 3000"
+SECOND_CHOICE_FINISH = "length"
+"""The finish_reason of ``two_choices``'s second choice: not the first's, so reading the wrong one shows."""
 
 
 def dumps(value: Any) -> str:
@@ -133,6 +139,7 @@ class ChunkWriter:
         self.count = 0
         self.events: list[str] = []
         self.role_sent = False
+        self.second_role_sent = False
         self.quirks: frozenset[str] = frozenset()
         self.usage_asked = False
 
@@ -284,6 +291,8 @@ class ChunkWriter:
                     self._chunk(self._first({"content": ""}))
                 for piece in part.chunks:
                     self._chunk({"content": piece, **(unknown or {})}, extra=unknown)
+                    if "two_choices" in quirks:
+                        self._second_choice({"content": _other_answer(piece)}, None)
             elif isinstance(part, Refusal):
                 self._chunk(self._first({"refusal": ""}))
                 for piece in part.chunks:
@@ -312,6 +321,14 @@ class ChunkWriter:
             return _sse_framing(self.events).encode()
         return "".join(self.events).encode()
 
+    def _second_choice(self, delta: dict[str, Any], finish: str | None) -> None:
+        """One chunk of choice ``index: 1`` (``two_choices``); its first delta carries the role."""
+        if delta and not self.second_role_sent:
+            self.second_role_sent = True
+            delta = {"role": "assistant", **delta, "refusal": None}
+        choice = {"index": 1, "delta": delta, "logprobs": None, "finish_reason": finish}
+        self._chunk(None, choices=[choice])
+
     def _finish(self, finish: str, has_calls: bool) -> None:
         quirks = self.quirks
         if "completion_done_object" in quirks:  # Perplexity: the last chunk is another object
@@ -319,6 +336,8 @@ class ChunkWriter:
             self._chunk({"role": "assistant", "content": ""}, finish, extra=extra)
         elif "no_finish_reason" not in quirks and not (has_calls and "tool_calls_without_index" in quirks):
             self._chunk({}, finish)
+        if "two_choices" in quirks:
+            self._second_choice({}, SECOND_CHOICE_FINISH)
         if "annotation_after_finish" in quirks:
             self.events.append(f"data: {dumps(AZURE_ANNOTATION)}\n\n")
         if self.usage_asked:
@@ -330,6 +349,11 @@ class ChunkWriter:
                 reset = [{"index": 0, "delta": delta, "finish_reason": None, "logprobs": None}]
             self._chunk(None, usage=True, choices=reset)
         self.events.append("data: [DONE]\n\n")
+
+
+def _other_answer(piece: str) -> str:
+    """What ``two_choices``'s second choice streams where the first streams ``piece``: another answer."""
+    return piece.upper() if piece.upper() != piece else f"{piece}~"
 
 
 def _sse_framing(events: list[str]) -> str:

@@ -97,6 +97,13 @@ class _Decoding:
 
 
 def _arguments(raw: Any, where: str, d: _Decoding) -> dict[str, Any]:
+    if isinstance(
+        raw, dict
+    ):  # MSG-03: `arguments` is "A JSON string of the arguments" (FunctionToolCallParam)
+        d.violations.append(
+            ("MSG-03", f"{where}.arguments is sent as a JSON object, not as the JSON string the API takes")
+        )
+        return raw
     if not isinstance(raw, str):
         d.problems.append(f"{where}.arguments must be a JSON string")
         return {"<not an object>": raw}

@@ -7,6 +7,13 @@ repeated whole in ``response.created`` / ``in_progress`` and in the terminal ``r
 item's ``encrypted_content`` in ``response.output_item.added`` is incomplete (the SDK says to take it from
 ``response.output_item.done``): the writer sends a prefix there, the whole value at the end. An in-stream error
 is an ``error`` event (nested ``error`` object, as recorded) followed by ``response.failed``.
+
+Quirks: ``reasoning_text`` streams a thinking part as reasoning text (``response.reasoning_text.delta`` in a
+``reasoning_text`` content part, the item's ``content`` carrying it) instead of a summary: the SDK's
+``ResponseReasoningTextDeltaEvent``, what gpt-oss servers, DeepSeek, LM Studio and OpenRouter send.
+``done_marker`` ends the stream with Chat Completions' ``data: [DONE]`` after the terminal event (OpenRouter's
+Responses API). ``flat_error`` sends the ``error`` event with its fields flat, as the SDK's
+``ResponseErrorEvent`` and the streaming-events reference have it, rather than nested as recorded live.
 """
 
 from __future__ import annotations
@@ -113,6 +120,10 @@ ERROR_BODIES: dict[int | str, tuple[str, str | None, str | None, str | None]] = 
 }
 
 
+DONE_MARKER = "data: [DONE]\n\n"
+"""Chat Completions' end of stream, which OpenRouter also sends after a Responses stream's terminal event."""
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -124,6 +135,8 @@ def error_response(error: HttpError) -> tuple[dict[str, str], bytes]:
     headers = {"content-type": "application/json", "x-request-id": "req_helix_replay"}
     if error.retry_after_ms is not None:
         headers["retry-after-ms"] = str(error.retry_after_ms)
+    if error.retry_after_s is not None:
+        headers["retry-after"] = str(error.retry_after_s)
     body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
     return headers, (json.dumps(body, indent=2) + "\n").encode()
 
@@ -216,6 +229,23 @@ class EventWriter:
     def _done(self, index: int, item: dict[str, Any]) -> None:
         self.output.append(item)
         self._event("response.output_item.done", {"output_index": index, "item": item})
+
+    def _reasoning_text(self, part: Thinking, index: int, complete: bool) -> None:
+        """Reasoning as reasoning text (``reasoning_text`` quirk): a content part, not a summary."""
+        item_id = self._item_id("rs", index)
+        text = "".join(part.chunks)
+        self._added(index, {"id": item_id, "type": "reasoning", "summary": [], "content": []})
+        at = {"item_id": item_id, "output_index": index, "content_index": 0}
+        empty = {"type": "reasoning_text", "text": ""}
+        self._event("response.content_part.added", {**at, "part": empty})
+        for piece in part.chunks:
+            self._event("response.reasoning_text.delta", {**at, "delta": piece})
+        if not complete:
+            return
+        self._event("response.reasoning_text.done", {**at, "text": text})
+        whole = {"type": "reasoning_text", "text": text}
+        self._event("response.content_part.done", {**at, "part": whole})
+        self._done(index, {"id": item_id, "type": "reasoning", "summary": [], "content": [whole]})
 
     def _reasoning(self, part: Thinking, index: int, complete: bool) -> None:
         item_id = self._item_id("rs", index)
@@ -322,7 +352,9 @@ class EventWriter:
         item_status = "incomplete" if status == "incomplete" else "completed"
         for index, part in enumerate(response.parts):
             complete = finish is not None or index < len(response.parts) - 1
-            if isinstance(part, Thinking):
+            if isinstance(part, Thinking) and "reasoning_text" in quirks:
+                self._reasoning_text(part, index, complete)
+            elif isinstance(part, Thinking):
                 self._reasoning(part, index, complete)
             elif isinstance(part, (Text, Refusal)):
                 self._message(part, index, complete, item_status)
@@ -331,12 +363,17 @@ class EventWriter:
         if isinstance(response, StreamError):
             type_, code, message = STREAM_ERRORS[response.kind]
             error = {"type": type_, "code": code, "message": message, "param": None}
-            self._event("error", {"error": error})
+            if "flat_error" in quirks:  # the SDK's ResponseErrorEvent: code, message, param at the top
+                self._event("error", {"code": code, "message": message, "param": None})
+            else:
+                self._event("error", {"error": error})
             failed = self._response("failed", error={"code": code, "message": message})
             self._event("response.failed", {"response": failed})
         elif finish is not None:
             terminal = self._response(status, incomplete=reason, usage=True)
             self._event(f"response.{status}", {"response": terminal})
+        if "done_marker" in quirks:
+            self.events.append(DONE_MARKER)
         return "".join(self.events).encode()
 
 
@@ -356,6 +393,8 @@ def event_classes() -> dict[str, Any]:
 
 def validate_event(event: bytes) -> None:
     """Validate one event against the ``openai`` SDK's Responses stream event types (strict)."""
+    if event.decode("utf-8") == DONE_MARKER:
+        return  # OpenRouter's end marker (``done_marker``): no event of the SDK's, no payload to validate
     lines = event.decode("utf-8").rstrip("\n").split("\n")
     if len(lines) != 2 or not lines[0].startswith("event: ") or not lines[1].startswith("data: "):
         raise ValueError(f"not an event:/data: pair: {event!r:.80}")

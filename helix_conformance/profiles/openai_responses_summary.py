@@ -1,10 +1,11 @@
 """Reads an ``openai-responses`` response (typed SSE events, or an HTTP error body) into a ResponseSummary.
 
 Text comes from ``response.output_text.delta``, reasoning from ``response.reasoning_summary_text.delta``
-(summary parts joined with a blank line), function calls from ``response.output_item.done`` (arguments from
+(summary parts joined with a blank line) or ``response.reasoning_text.delta`` (reasoning text), function calls from ``response.output_item.done`` (arguments from
 their ``.done``; deltas only where no ``.done`` came). A refusal content part stops ``refusal``; the terminal
 event says the rest (``completed``; ``incomplete`` by ``incomplete_details.reason``; ``failed`` and ``error``
-are errors, the first one ends the response). Event labels are the event types, ``invalid`` for data that
+are errors, the first one ends the response; a ``data: [DONE]`` after the terminal event, as OpenRouter sends,
+is an end marker). Event labels are the event types, ``invalid`` for data that
 is not a JSON object.
 """
 
@@ -83,6 +84,8 @@ def summarise(status: int, headers: Mapping[str, str], body: bytes) -> ResponseS
             out.events.append("comment")
         elif item.kind == "stray":
             out.problems.append(f"line {n} is not an SSE field: {item.data[:60]!r}")
+        elif item.data.strip() == "[DONE]" and state.terminal is not None:
+            out.events.append("[DONE]")  # OpenRouter ends a Responses stream as Chat Completions does
         else:
             payload = json_object(item.data.strip(), f"event {n}", out.problems)
             if payload is None:
@@ -128,7 +131,9 @@ def _event(state: _State, payload: dict[str, Any]) -> None:
         if state.summary_parts:
             out.thinking.append("\n\n")
         state.summary_parts.add(part)
-    elif kind == "response.reasoning_summary_text.delta" and isinstance(delta, str):
+    elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta") and isinstance(
+        delta, str
+    ):
         out.thinking.append(delta)
     elif kind in ("response.output_item.added", "response.output_item.done"):
         _item(state, payload.get("item"), kind.endswith("done"))

@@ -6,7 +6,8 @@ whose response only some servers send names them (``scenarios/preconditions.Prec
 adapter declares the servers it targets (``AdapterSpec.servers``, by default its profile's own provider). The
 quirks of declared servers are judged by the gate; the others are run and shown in a compatibility matrix.
 Where a server has its own URL shape (Azure's deployments, Vertex's publishers), the request's URL tells it
-(``server_of``), and the replay matches that shape too.
+(``server_of``), and the replay matches that shape too. Request shapes some of them answer with 400 are
+``profiles/server_rejections.py``'s.
 """
 
 from __future__ import annotations
@@ -70,8 +71,20 @@ SERVERS: tuple[Server, ...] = (
         ("xai", "xAI", "https://docs.x.ai/docs/api-reference; cassettes/recorded/xai"),
         (
             "alibaba",
-            "Alibaba Qwen",
-            "https://www.alibabacloud.com/help/en/model-studio/; cassettes/recorded/alibaba",
+            "Alibaba Qwen (DashScope)",
+            "https://www.alibabacloud.com/help/en/model-studio/; cassettes/recorded/alibaba; refuses `developer` "
+            "(https://github.com/haru/redmine_ai_helper/issues/242)",
+        ),
+        (
+            "volcengine",
+            "Volcengine Ark",
+            "https://www.volcengine.com/docs/82379; refuses `developer` (https://github.com/agno-agi/agno/issues/6697)",
+        ),
+        (
+            "vercel-ai-gateway",
+            "Vercel AI Gateway",
+            "https://vercel.com/docs/ai-gateway; refuses `developer` "
+            "(https://github.com/egoist/chatwise-releases/issues/971)",
         ),
         ("perplexity", "Perplexity", "https://docs.perplexity.ai/; cassettes/recorded/perplexity"),
         (
@@ -85,6 +98,17 @@ SERVERS: tuple[Server, ...] = (
         ("novita", "Novita", "https://openrouter.ai/provider/novita (docs/contract.md STOP-01)"),
         ("nvidia-nim", "NVIDIA NIM", "https://github.com/NousResearch/hermes-agent/pull/11984"),
         ("litellm", "LiteLLM proxy", "https://docs.litellm.ai/docs/simple_proxy"),
+        (
+            "anthropic-openai-proxy",
+            "OpenAI-compatible gateways in front of Claude",
+            "https://github.com/NousResearch/hermes-agent/pull/31582, https://github.com/vercel/ai/pull/14888 "
+            '(`content: ""` beside `tool_calls` answered 400 `text content blocks must be non-empty`)',
+        ),
+        (
+            "cliproxyapi",
+            "CLIProxyAPI",
+            "https://github.com/router-for-me/CLIProxyAPI/issues/749 (routing to Vertex Claude)",
+        ),
         (
             "chat-gateways",
             "Responses-to-Chat gateways",
@@ -134,6 +158,12 @@ SERVERS: tuple[Server, ...] = (
             "Azure OpenAI",
             "https://learn.microsoft.com/azure/ai-foundry/openai/how-to/responses (POST /openai/v1/responses)",
             r"/openai/(v1/)?responses$",
+        ),
+        (
+            "openrouter",
+            "OpenRouter",
+            "https://openrouter.ai/docs/api-reference/responses-api/overview (ends a stream with `data: [DONE]` "
+            "after `response.completed`: docs/contract.md)",
         ),
     ),
 )

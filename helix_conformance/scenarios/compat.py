@@ -188,7 +188,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 )
             ),
         ),
-        expect=Expected("error", "error", error_codes=("provider_invalid_request",)),
+        expect=Expected("error", "error", error_codes=("provider_invalid_request",), retryable=False),
         tags=frozenset({"stream_error", "wire_quirk"}),
         profiles=OPENAI_CHAT,
     ),

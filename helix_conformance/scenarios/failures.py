@@ -181,7 +181,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=HELLO_Q,
         config={"max_retries": 0},
         exchanges=(Exchange(StreamError(parts=(Text(("Hello", " the")),), kind="server_error")),),
-        expect=Expected("error", "error", error_codes=("provider_error",)),
+        expect=Expected("error", "error", error_codes=("provider_error",), retryable=True),
         tags=frozenset({"stream_error"}),
     ),
     Scenario(
@@ -191,7 +191,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=HELLO_Q,
         config={"max_retries": 0},
         exchanges=(Exchange(StreamError(parts=(), kind="rate_limit")),),
-        expect=Expected("error", "error", error_codes=("provider_rate_limited",)),
+        expect=Expected("error", "error", error_codes=("provider_rate_limited",), retryable=True),
         tags=frozenset({"stream_error"}),
     ),
     Scenario(
@@ -201,7 +201,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=HELLO_Q,
         config={"max_retries": 0},
         exchanges=(Exchange(StreamError(parts=(Text(("Hi",)),), kind="overloaded")),),
-        expect=Expected("error", "error", error_codes=("provider_overloaded",)),
+        expect=Expected("error", "error", error_codes=("provider_overloaded",), retryable=True),
         tags=frozenset({"stream_error"}),
     ),
     Scenario(

@@ -80,7 +80,8 @@ class Stream:
     parts: tuple[Part, ...]
     finish: Finish | None
     quirks: frozenset[str] = frozenset()
-    """Profile-interpreted wire oddities: ``empty_chunk_first`` (a chunk with no choices before the content),
+    """Profile-interpreted wire oddities: ``call_ids`` (the provider sends its own tool-call ids where it
+    usually sends none: the expected calls keep the script's ids), ``empty_chunk_first`` (a chunk with no choices before the content),
     ``unknown_fields`` (fields the adapter has never seen; RES-12), ``unknown_events`` (event and content-block
     types the adapter has never seen; RES-12); the OpenAI-compatible servers' ones are listed in
     ``profiles/openai_chat_stream.py``. A profile ignores the quirks it has no rendering for."""
@@ -104,6 +105,13 @@ class HttpError:
     status: int
     kind: str | None = None
     retry_after_ms: int | None = None
+    retry_after_s: int | None = None
+    """A ``retry-after`` header in seconds alone, with no ``retry-after-ms`` (profiles that send headers)."""
+
+    @property
+    def retry_hint_ms(self) -> int | None:
+        """The wait the response asks for, in milliseconds, whichever header carries it."""
+        return self.retry_after_ms if self.retry_after_s is None else self.retry_after_s * 1000
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,9 @@ class Reuse:
 
 
 ResponseSpec = Stream | StreamError | HttpError | Raw | Reuse
+
+CALL_IDS = "call_ids"
+"""The quirk of a stream whose provider sends its own tool-call ids (Gemini 3's ``functionCall.id``)."""
 
 
 FaultKind = Literal["truncate", "reset", "read_timeout", "stall", "connect_error", "connect_timeout"]
@@ -226,6 +237,11 @@ class Scenario:
 
     def applies_to_profile(self, profile: str) -> bool:
         return self.profiles is None or profile in self.profiles
+
+    @property
+    def sends_call_ids(self) -> bool:
+        """Whether a stream of this scenario carries the provider's own tool-call ids (``CALL_IDS``)."""
+        return any(isinstance(e.response, Stream) and CALL_IDS in e.response.quirks for e in self.exchanges)
 
     @property
     def recorded_exchanges(self) -> tuple[Exchange, ...]:

@@ -32,6 +32,7 @@ OPTIONS: dict[str, str] = {
         "enables Anthropic's server tools (a `web_search_…`, `web_fetch_…` or `code_execution_…` tool, or "
         "`mcp_servers`)"
     ),
+    "several_choices": "asks for several choices (OpenAI Chat `n` > 1)",
     "parallel_tool_calls_off": (
         "forbids parallel tool calls (OpenAI `parallel_tool_calls: false`, Anthropic "
         "`tool_choice.disable_parallel_tool_use: true`)"
@@ -83,6 +84,10 @@ OPTION_EVIDENCE: dict[str, tuple[str, ...]] = {
     "server_tools": (
         "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool",
         "https://docs.anthropic.com/en/docs/agents-and-tools/mcp-connector",
+    ),
+    "several_choices": (
+        "https://platform.openai.com/docs/api-reference/chat/create (n: how many chat completion choices to "
+        "generate for each input message)",
     ),
     "parallel_tool_calls_off": (
         "https://platform.openai.com/docs/guides/function-calling (parallel_tool_calls)",

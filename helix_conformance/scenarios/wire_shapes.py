@@ -162,7 +162,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=(UserMessage(content="Weather in Paris?"),),
         config={"max_retries": 0},
         exchanges=_stream_error("rate_limit", "data_error"),
-        expect=Expected("error", "error", error_codes=("provider_rate_limited",)),
+        expect=Expected("error", "error", error_codes=("provider_rate_limited",), retryable=True),
         tags=frozenset({"stream_error", "wire_quirk"}),
         profiles=GEMINI,
     ),

@@ -24,7 +24,8 @@ RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has i
 ``timeouts`` (NT-04, AB-02), ``retry_gaps`` (CFG-03/05, ERR-01, RES-10) and ``request_gaps`` (MSG, TOOL,
 CFG-01) the bugs from the field the suite missed until issue 18 (all profiles); ``power`` (ERR-07, RES-06)
 the ones the harness-power measurement (``tools/harness_power.py``) showed no scenario could catch; ``crashes``
-(RES-02, NT-01) one crash each, which must read as one cause (``tests/test_one_cause.py``).
+(RES-02, NT-01) one crash each, which must read as one cause (``tests/test_one_cause.py``); ``field_bugs`` (all
+profiles) the classes of bugs adapters written elsewhere shipped (issue 32).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from . import (
     crashes,
     errors,
     faults,
+    field_bugs,
     gemini_requests,
     gemini_responses,
     generated,
@@ -125,4 +127,5 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *request_gaps.ADAPTERS,
     *power.ADAPTERS,
     *crashes.ADAPTERS,
+    *field_bugs.ADAPTERS,
 ]

@@ -222,8 +222,15 @@ ADAPTERS: list[BrokenAdapter] = [
         "anthropic_ignores_redacted_thinking",
         IgnoresRedactedThinking,
         "MSG-08",
-        ["thinking_redacted", "thinking_history"],
+        ["thinking_history"],
         "Drops redacted_thinking blocks: not kept on the result, not sent back in the history.",
+    ),
+    broken_anthropic(
+        "anthropic_ignores_redacted_thinking_on_the_result",
+        IgnoresRedactedThinking,
+        "RES-08",
+        ["thinking_redacted"],
+        "Drops redacted_thinking blocks from the stream: the result's thinking has none to send back.",
     ),
     broken_anthropic(
         "anthropic_drops_thinking_from_history",

@@ -1,5 +1,5 @@
 """Broken adapters for the clauses the family modules leave uncaught, so that every registered check is
-tripped by at least one adapter: RES-01, RES-10, RES-11, FIN-04, MSG-09, CFG-04, CFG-05, HARN-02, HARN-03."""
+tripped by at least one adapter: RES-01, RES-10, RES-11, FIN-04, MSG-03, CFG-04, CFG-05, HARN-02, HARN-03."""
 
 from __future__ import annotations
 
@@ -146,9 +146,10 @@ ADAPTERS: list[BrokenAdapter] = [
     broken(
         "object_arguments_in_history",
         ObjectArgumentsInHistory,
-        "MSG-09",
-        ["tool_result_roundtrip"],
-        "Sends history tool-call arguments as objects, not JSON strings.",
+        "MSG-03",
+        ["tool_result_roundtrip", "tool_result_then_user"],
+        "Sends history tool-call arguments as objects, not JSON strings: OpenAI answers 400 `expected a string, "
+        "but got an object` (https://github.com/aaif-goose/goose-mobile/pull/20).",
     ),
     broken(
         "exhausted_retries_stay_retryable",

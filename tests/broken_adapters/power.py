@@ -5,7 +5,7 @@ adapter puts it in the URL (Gemini's ``?key=``) and the HTTP client's error carr
 copies the request headers into the message. A tool call's name that is not the provider's (RES-06, which
 now judges a single call's name too): names concatenated across deltas, one name for every call. Schema
 keywords a translator to Gemini's subset loses (TOOL-02): the translator's code no scenario ran. Reasoning
-with nothing visible after it: all of it redacted (MSG-08), or cut by the token limit (STR-03). Streamed
+with nothing visible after it: all of it redacted (RES-08), or cut by the token limit (STR-03). Streamed
 arguments that are numbers or booleans (RES-04).
 """
 
@@ -295,7 +295,7 @@ ADAPTERS: list[BrokenAdapter] = [
     broken_anthropic(
         "drops_redacted_only_thinking",
         DropsRedactedOnlyThinking,
-        "MSG-08",
+        "RES-08",
         ("thinking_redacted_only",),
         "Returns thinking only when there is reasoning text: a response whose reasoning is all redacted "
         "loses the blocks the next request must send back.",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
-from . import equivalents
+from . import equivalents, field
 from .coverage_run import AdapterCoverage, run_coverage
 from .equivalents import EquivalentsError
 from .mutation_run import (
@@ -44,7 +45,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="mutants per pool, drawn with --seed (0: every mutant)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed of the sample (default: a new one each run, printed, so no sample is tuned to)",
+    )
     p.add_argument(
         "--jobs", type=int, default=1, help="mutants judged at once (default 1; the suite is CPU-bound)"
     )
@@ -71,6 +77,19 @@ def parser() -> argparse.ArgumentParser:
         "instead of a sample: the after of a before/after",
     )
     p.add_argument("--verbose", action="store_true", help="list every sampled mutant and what killed it")
+    p.add_argument(
+        "--field",
+        action="store_true",
+        help="judge the field-bug mutants of tools/field_mutants.yaml (tracker-reported bugs planted in the "
+        "adapters written elsewhere) instead of AST mutants of the reference adapters",
+    )
+    p.add_argument("--field-id", action="append", default=[], help="only the field mutants with this id")
+    p.add_argument(
+        "--harness",
+        type=Path,
+        help="with --field: a checkout of another commit (e.g. `git archive` of the base) put first on "
+        "PYTHONPATH, to judge the same mutants with that harness (the before of a before/after)",
+    )
     return p
 
 
@@ -79,8 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.sample < 0 or args.jobs < 1 or args.examples < 1 or args.timeout <= 0:
         print("error: --sample >= 0, --jobs >= 1, --examples >= 1 and --timeout > 0", file=sys.stderr)
         return 2
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1_000_000)
     try:
-        return _run(args)
+        return _run_field(args) if args.field else _run(args)
     except (ToolError, EquivalentsError, MutatorError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -150,6 +171,48 @@ def _run(args: argparse.Namespace) -> int:
         _print(*killed_lines(results))
     if args.json:
         _write_json(args.json, results, [runs[a] for a in adapters])
+    _print(f"total {time.monotonic() - started:.0f} s")
+    return 0
+
+
+def _run_field(args: argparse.Namespace) -> int:
+    """The field-bug mutants: each adapter's unmutated copy first (its own failures are not credited), then
+    every mutant, one suite run each."""
+    started = time.monotonic()
+    mutants = field.load()
+    if args.field_id:
+        unknown = set(args.field_id) - {m.id for m in mutants}
+        if unknown:
+            raise ToolError(f"unknown field mutant(s): {', '.join(sorted(unknown))}")
+        mutants = [m for m in mutants if m.id in args.field_id]
+    harness = args.harness.resolve() if args.harness else None
+    if harness is not None and not (harness / "helix_conformance").is_dir():
+        raise ToolError(f"--harness {args.harness}: no helix_conformance package there")
+    _print(
+        f"harness power (field) at {_commit() if harness is None else f'the harness in {harness}'}, "
+        f"--examples={args.examples}, {len(mutants)} field mutants"
+    )
+    timeout = max(args.timeout, 900.0)
+    _progress("unmutated copies ...")
+    baseline = field.baselines(mutants, args.examples, timeout, harness)
+    done = 0
+
+    def one(mutant: field.FieldMutant) -> field.FieldOutcome:
+        nonlocal done
+        outcome = field.judge(mutant, baseline[mutant.adapter], args.examples, timeout, harness)
+        done += 1
+        _progress(f"[{done}/{len(mutants)}] {outcome.status:<22} {mutant.id} ({outcome.seconds:.0f} s)")
+        return outcome
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        outcomes = list(pool.map(one, mutants))
+    _print(*field.report_lines(outcomes, baseline))
+    if args.json:
+        data = {
+            "field": field.as_json(outcomes),
+            "baseline": {a: sorted(map(list, f)) for a, f in baseline.items()},
+        }
+        args.json.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
     _print(f"total {time.monotonic() - started:.0f} s")
     return 0
 

@@ -79,8 +79,10 @@ class EventAccumulator:
         delta = getattr(event, "delta", None)
         if kind == "response.reasoning_summary_part.added" and self._thinking:
             await self._reasoning("\n\n")  # summary parts are joined by a blank line (STR-03)
-        elif kind == "response.reasoning_summary_text.delta":
-            await self._reasoning(delta)
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            await self._reasoning(
+                delta
+            )  # a summary, or the reasoning text itself (gpt-oss servers, DeepSeek)
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
             await self._visible(delta, refusal=kind == "response.refusal.delta")
         elif kind == "response.function_call_arguments.delta":
