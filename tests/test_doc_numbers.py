@@ -18,6 +18,14 @@ GENERATED_FILES = {
 
 DECLARED: list[tuple[str, str, str]] = [
     # (doc, a regex around the number, why it cannot drift)
+    ("docs/contract.md", r"Gemini 3", "a model generation's name, quoted from Google's docs"),
+    (
+        "docs/contract.md",
+        r"choice 0 is the step's answer|choice 1 ends with",
+        "OpenAI's choice indices as the wire numbers them (n: 2 streams indices 0 and 1)",
+    ),
+    ("docs/contract.md", r"passes 4, which the API", "Anthropic's documented limit of 4 cache breakpoints, quoted"),
+    ("docs/harness-power.md", r"--examples 1 ", "a command line's option value"),
     (
         "docs/typescript-adapters.md",
         r"openai 7,|@google/genai 3, ai 7 and @ai-sdk/\* 4|declare Node >= 22\. Tested: Node 20 and 22\.",
