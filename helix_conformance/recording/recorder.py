@@ -39,8 +39,10 @@ PROVIDER_KEY_ENV = {
     "openai-chat": "OPENAI_API_KEY",
     "anthropic-messages": "ANTHROPIC_API_KEY",
     "gemini": "GEMINI_API_KEY",
+    "bedrock-converse": "AWS_BEARER_TOKEN_BEDROCK",
+    "cohere-chat": "CO_API_KEY",
 }
-LIBRARIES = ("httpx", "httpx2", "openai", "anthropic", "google-genai", "pydantic")
+LIBRARIES = ("httpx", "httpx2", "openai", "anthropic", "google-genai", "botocore", "cohere", "pydantic")
 """Versions written into the provenance when installed: what produced and parsed the bytes."""
 MIN_RECORD_TIMEOUT_S = 120.0
 """A live answer (thinking, long text) can take far longer than a replay; the scenario timeout is a floor."""

@@ -123,6 +123,12 @@ WAITS: tuple[Scenario, ...] = (
 
 LONG_TEXT = tuple(f"word{i} " for i in range(12))
 
+TYPED_STREAM_ERRORS = frozenset(
+    {"openai-chat", "anthropic-messages", "gemini", "openai-responses", "bedrock-converse"}
+)
+"""The profiles whose in-stream errors say rate limit or overload. Cohere's stream ends an error with
+``finish_reason: "ERROR"`` and a message, nothing more (``ChatMessageEndEvent`` in its OpenAPI spec)."""
+
 _STREAMED_PARTIAL = Stream(parts=(Text(("Hello", ", this", " is", " partial")),), finish=None)
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -174,6 +180,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=(Exchange(StreamError(parts=(), kind="rate_limit")),),
         expect=Expected("error", "error", error_codes=("provider_rate_limited",)),
         tags=frozenset({"stream_error"}),
+        profiles=TYPED_STREAM_ERRORS,
     ),
     Scenario(
         id="midstream_overloaded",
@@ -183,6 +190,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=(Exchange(StreamError(parts=(Text(("Hi",)),), kind="overloaded")),),
         expect=Expected("error", "error", error_codes=("provider_overloaded",)),
         tags=frozenset({"stream_error"}),
+        profiles=TYPED_STREAM_ERRORS,
     ),
     Scenario(
         id="connect_error",
@@ -298,7 +306,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=Expected("error", "error"),
         tags=frozenset({"finish"}),
         # Gemini sends parsed args objects only
-        profiles=frozenset({"openai-chat", "anthropic-messages", "openai-responses"}),
+        profiles=frozenset(
+            {"openai-chat", "anthropic-messages", "openai-responses", "bedrock-converse", "cohere-chat"}
+        ),
     ),
     Scenario(
         id="retry_429_then_success",
