@@ -99,8 +99,13 @@ def _dumps(value: Any) -> bytes:
 
 
 def event_message(event_type: str, payload: dict[str, Any]) -> bytes:
+    return event_message_raw(event_type, _dumps(payload))
+
+
+def event_message_raw(event_type: str, payload: bytes) -> bytes:
+    """An event message with the live service's headers, in their order, around ``payload`` as given."""
     headers = [(":event-type", event_type), (":content-type", "application/json"), (":message-type", "event")]
-    return eventstream.encode(headers, _dumps(payload))
+    return eventstream.encode(headers, payload)
 
 
 def exception_message(exception_type: str, payload: dict[str, Any]) -> bytes:
