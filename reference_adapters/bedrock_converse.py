@@ -409,6 +409,12 @@ class BedrockConverseAdapter:
     def _request_body(self, input: LLMGenerateInput) -> dict[str, Any]:
         return build_request_body(input)
 
+    def _parser(self, emit: SafeCallbacks) -> _ConverseStream:
+        return _ConverseStream(emit)
+
+    def _decoder(self) -> _Decoder:
+        return _Decoder()
+
     async def _attempt(
         self, client: httpx.AsyncClient, request: httpx.Request, guard: StreamGuard, emit: SafeCallbacks
     ) -> StepResult | RetryableFailure:
@@ -418,8 +424,8 @@ class BedrockConverseAdapter:
             guard,
             PROVIDER,
             status_error=self._status_error,
-            parser=_ConverseStream(emit),
-            decoder=_Decoder(),
+            parser=self._parser(emit),
+            decoder=self._decoder(),
             media_type=MEDIA_TYPE,
         )
 

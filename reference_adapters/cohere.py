@@ -325,10 +325,13 @@ class CohereAdapter:
     def _request_body(self, input: LLMGenerateInput) -> dict[str, Any]:
         return build_request_body(input)
 
+    def _parser(self, emit: SafeCallbacks) -> _ChatStream:
+        return _ChatStream(emit)
+
     async def _attempt(
         self, client: httpx.AsyncClient, request: httpx.Request, guard: StreamGuard, emit: SafeCallbacks
     ) -> StepResult | RetryableFailure:
-        parser = _ChatStream(emit)
+        parser = self._parser(emit)
         return await exchange(
             client,
             request,

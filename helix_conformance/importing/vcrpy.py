@@ -104,7 +104,12 @@ def convert_interactions(data: dict[str, Any], path: Path) -> tuple[list[dict[st
 
 def _header(headers: dict[Any, Any], name: str) -> str:
     """A vcrpy header's values joined (vcrpy stores a list per name; pydantic-ai may store bytes)."""
-    values = [v for k, vs in headers.items() if str(k).lower() == name for v in (vs if isinstance(vs, list) else [vs])]
+    values = [
+        v
+        for k, vs in headers.items()
+        if str(k).lower() == name
+        for v in (vs if isinstance(vs, list) else [vs])
+    ]
     return ", ".join(v.decode("latin-1") if isinstance(v, bytes) else str(v) for v in values)
 
 

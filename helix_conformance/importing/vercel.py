@@ -23,7 +23,9 @@ _BEDROCK_EVENTS = frozenset(
     {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
 )
 """Members of ConverseStreamOutput: a Vercel Bedrock fixture line is ``{"<member>": {...}}``."""
-_COHERE_TYPES = frozenset({"message-start", "content-start", "content-delta", "tool-plan-delta", "tool-call-start"})
+_COHERE_TYPES = frozenset(
+    {"message-start", "content-start", "content-delta", "tool-plan-delta", "tool-call-start"}
+)
 
 
 def detect_profile(payload: Any, path: Path) -> str:

@@ -261,10 +261,13 @@ def _ends(b: _Budget) -> list[FaultVariant]:
 
 
 def _cuts_inside(b: _Budget, k: int) -> list[tuple[str, int]]:
-    """Byte offsets of cuts inside event ``k`` (the profile's cut points; its middle for SSE), labelled."""
+    """Byte offsets of cuts inside event ``k``, labelled: the profile's cut points (its middle for SSE), by
+    default only the first and the last (an event-stream message's prelude and CRC)."""
     start = len(b.shape.prefix(k))
-    event = b.shape.events[k]
-    return [(f", {label}" if label else "", start + offset) for label, offset in b.profile.cut_points(event)]
+    points = b.profile.cut_points(b.shape.events[k])
+    if not b.scaled:
+        points = list(dict.fromkeys([points[0], points[-1]]))
+    return [(f", {label}" if label else "", start + offset) for label, offset in points]
 
 
 def _checksums(b: _Budget) -> list[FaultVariant]:
@@ -318,12 +321,15 @@ def _inserted(b: _Budget, stalls: bool) -> list[FaultVariant]:
     shape, base, n = b.shape, b.base, b.shape.n
     content = b.content or range(1)
     out = []
+    kinds = [kind for kind in _STREAM_ERROR_ORDER if stream_error_event(b.profile, kind) is not None]
     if b.full:
-        pairs = [(k, kind) for k in content for kind in _STREAM_ERROR_ORDER]
-    else:
+        pairs = [(k, kind) for k in content for kind in kinds]
+    elif kinds:  # a profile whose stream says fewer error kinds (Cohere: only a generic ERROR) gets those
         positions = b.pick(content, (b.middle, shape.finish if shape.finish else 0))
-        count = len(_STREAM_ERROR_ORDER) * (b.per or 1) if b.scaled else 2
-        pairs = [(positions[i % len(positions)], _STREAM_ERROR_ORDER[i % 3]) for i in range(count)]
+        count = len(kinds) * (b.per or 1) if b.scaled else 2
+        pairs = [(positions[i % len(positions)], kinds[i % len(kinds)]) for i in range(count)]
+    else:
+        pairs = []
     for k, kind in dict.fromkeys(pairs):
         event = stream_error_event(b.profile, kind)
         if event is None:
@@ -354,12 +360,13 @@ def _held_open(b: _Budget) -> list[FaultVariant]:
             Expectation(same_as_unfaulted=True),
         )
     ]
-    event = stream_error_event(b.profile, "overloaded")
+    kind = next((kind for kind in _STREAM_ERROR_ORDER if stream_error_event(b.profile, kind)), None)
+    event = stream_error_event(b.profile, kind) if kind else None
     if event is not None:
         k = b.middle
         body = shape.prefix(k) + event
         served = _served(base, body, Fault("stall", len(b.profile.split_events(body))))
-        where = f"after an overloaded error event (after event {k} of {n})"
+        where = f"after an {kind} error event (after event {k} of {n})"
         # NT-04 asks that the step return on the error event; which code it carries is ERR-03's to judge.
         out.append(FaultVariant("held_open", where, served, Expectation()))
     return out

@@ -79,8 +79,9 @@ def _http_scenario(
 # --- What real adapters get wrong (issue 18): waits nothing ends, statuses and retries the table missed ----
 
 DOCUMENTED_504: tuple[tuple[int, str, bool], ...] = ((504, "provider_error", True),)
-"""A 504 is "other 5xx" (ERR-01): Anthropic documents it as ``timeout_error``, Gemini as ``DEADLINE_EXCEEDED``;
-OpenAI documents no 504 body, so ``http_504`` exists for those two profiles only."""
+"""A 504 is "other 5xx" (ERR-01): Anthropic documents it as ``timeout_error``, Gemini as ``DEADLINE_EXCEEDED``,
+Cohere as ``GatewayTimeout`` (its OpenAPI spec, ``/v2/chat``); OpenAI and Bedrock's ConverseStream document no
+504, so ``http_504`` exists for those three profiles only."""
 
 WAITS: tuple[Scenario, ...] = (
     Scenario(
@@ -397,6 +398,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=Expected("error", "error", error_codes=("provider_invalid_request",)),
         tags=frozenset({"invalid_tool"}),
     ),
-    *(_http_scenario(*row, profiles=frozenset({"anthropic-messages", "gemini"})) for row in DOCUMENTED_504),
+    *(
+        _http_scenario(*row, profiles=frozenset({"anthropic-messages", "gemini", "cohere-chat"}))
+        for row in DOCUMENTED_504
+    ),
     *WAITS,
 )

@@ -1,59 +1,33 @@
 """The Bedrock ConverseStream counterpart of ``_base``: a hookable reference and the ``broken_bedrock`` helper.
 
-``HookedBedrockAdapter`` behaves exactly like ``reference_adapters.bedrock_converse`` (it is that adapter,
-built with the replay's dummy credentials), but the body, the stream accumulator and the event-stream
-decoder are class attributes or methods, so each broken adapter overrides one of them and nothing else.
+``HookedBedrockAdapter`` is ``reference_adapters.bedrock_converse`` built with the replay's dummy credentials;
+the body (``_request_body``), the stream accumulator (``stream_class``) and the event-stream decoder
+(``decoder_class``) are its hooks, so each broken adapter overrides one of them and nothing else.
 ``BEDROCK_BASELINE`` is the hooked adapter with no override: the control tests prove it passes every Bedrock
 selection a broken adapter fails, so a failure comes from the injected bug, not from this plumbing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
 from typing import Any, ClassVar
 
-import httpx
-
-from helix_conformance.contract import LLMGenerateInput, StepResult
-from reference_adapters._http import RetryableFailure, SafeCallbacks, StreamGuard, exchange
+from reference_adapters._http import SafeCallbacks
 from reference_adapters.bedrock_converse import (
-    MEDIA_TYPE,
-    PROVIDER,
     REPLAY_ACCESS_KEY_ID,
     AwsCredentials,
     BedrockConverseAdapter,
     _ConverseStream,
     _Decoder,
-    build_request_body,
 )
 from reference_adapters.bedrock_converse import spec as reference_spec
 
-from ._base import AdapterClass, BrokenAdapter, broken
+from ._base import broken_like
 
 __all__ = ["BEDROCK_BASELINE", "HookedBedrockAdapter", "HookedConverseStream", "broken_bedrock"]
 
-
-def broken_bedrock(
-    name: str,
-    adapter: AdapterClass,
-    caught_by: str,
-    scenarios: Sequence[str],
-    description: str,
-    *,
-    harness_gap: str | None = None,
-) -> BrokenAdapter:
-    """A registry entry built like ``reference_adapters.bedrock_converse.spec``: profile, model, capabilities."""
-    return broken(
-        name,
-        adapter,
-        caught_by,
-        scenarios,
-        description,
-        harness_gap=harness_gap,
-        capabilities=reference_spec.capabilities,
-        wire_profile="bedrock-converse",
-        model=reference_spec.model,
-    )
+broken_bedrock = functools.partial(broken_like, reference_spec)
+"""A registry entry built like ``reference_adapters.bedrock_converse.spec``: profile, model, capabilities."""
 
 
 class HookedConverseStream(_ConverseStream):
@@ -71,22 +45,11 @@ class HookedBedrockAdapter(BedrockConverseAdapter):
         credentials = AwsCredentials(REPLAY_ACCESS_KEY_ID, api_key)
         super().__init__(credentials=credentials, base_url=base_url, timeout=timeout)
 
-    def _request_body(self, input: LLMGenerateInput) -> dict[str, Any]:
-        return build_request_body(input)
+    def _parser(self, emit: SafeCallbacks) -> _ConverseStream:
+        return self.stream_class(emit)
 
-    async def _attempt(
-        self, client: httpx.AsyncClient, request: httpx.Request, guard: StreamGuard, emit: SafeCallbacks
-    ) -> StepResult | RetryableFailure:
-        return await exchange(
-            client,
-            request,
-            guard,
-            PROVIDER,
-            status_error=self._status_error,
-            parser=self.stream_class(emit),
-            decoder=self.decoder_class(),
-            media_type=MEDIA_TYPE,
-        )
+    def _decoder(self) -> Any:
+        return self.decoder_class()
 
 
 BEDROCK_BASELINE = broken_bedrock(

@@ -1,42 +1,26 @@
 """The Cohere v2 chat counterpart of ``_base``: a hookable reference and the ``broken_cohere`` helper.
 
-``HookedCohereAdapter`` is ``reference_adapters.cohere`` with the body and the stream accumulator as hooks, so
-each broken adapter overrides one of them and nothing else. ``COHERE_BASELINE`` is the hooked adapter with no
-override: the control tests prove it passes every Cohere selection a broken adapter fails.
+``HookedCohereAdapter`` is ``reference_adapters.cohere`` with the body (``_request_body``) and the stream
+accumulator (``stream_class``) as hooks, so each broken adapter overrides one of them and nothing else.
+``COHERE_BASELINE`` is the hooked adapter with no override: the control tests prove it passes every Cohere
+selection a broken adapter fails.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar
+import functools
+from typing import ClassVar
 
-import httpx
-
-from helix_conformance.contract import LLMGenerateInput, StepResult
-from reference_adapters._http import RetryableFailure, SafeCallbacks, StreamGuard, exchange
-from reference_adapters._sse import SSEDecoder
-from reference_adapters.cohere import PROVIDER, CohereAdapter, _ChatStream, build_request_body
+from reference_adapters._http import SafeCallbacks
+from reference_adapters.cohere import CohereAdapter, _ChatStream
 from reference_adapters.cohere import spec as reference_spec
 
-from ._base import AdapterClass, BrokenAdapter, broken
+from ._base import broken_like
 
 __all__ = ["COHERE_BASELINE", "HookedChatStream", "HookedCohereAdapter", "broken_cohere"]
 
-
-def broken_cohere(
-    name: str, adapter: AdapterClass, caught_by: str, scenarios: Sequence[str], description: str
-) -> BrokenAdapter:
-    """A registry entry built like ``reference_adapters.cohere.spec``: same profile, model, capabilities."""
-    return broken(
-        name,
-        adapter,
-        caught_by,
-        scenarios,
-        description,
-        capabilities=reference_spec.capabilities,
-        wire_profile="cohere-chat",
-        model=reference_spec.model,
-    )
+broken_cohere = functools.partial(broken_like, reference_spec)
+"""A registry entry built like ``reference_adapters.cohere.spec``: same profile, model, capabilities."""
 
 
 class HookedChatStream(_ChatStream):
@@ -47,22 +31,8 @@ class HookedChatStream(_ChatStream):
 class HookedCohereAdapter(CohereAdapter):
     stream_class: ClassVar[type[_ChatStream]] = HookedChatStream
 
-    def _request_body(self, input: LLMGenerateInput) -> dict[str, Any]:
-        return build_request_body(input)
-
-    async def _attempt(
-        self, client: httpx.AsyncClient, request: httpx.Request, guard: StreamGuard, emit: SafeCallbacks
-    ) -> StepResult | RetryableFailure:
-        parser = self.stream_class(emit)
-        return await exchange(
-            client,
-            request,
-            guard,
-            PROVIDER,
-            status_error=self._status_error,
-            parser=parser,
-            decoder=SSEDecoder(),
-        )
+    def _parser(self, emit: SafeCallbacks) -> _ChatStream:
+        return self.stream_class(emit)
 
 
 COHERE_BASELINE = broken_cohere(
