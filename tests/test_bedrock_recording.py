@@ -103,3 +103,26 @@ def test_a_vercel_bedrock_fixture_is_framed_as_event_stream_messages_again() -> 
         "application/vnd.amazon.eventstream"
     ]
     assert any("event-stream message" in note for note in imported["provenance"]["notes"])
+
+
+def test_a_live_bedrock_stream_is_recorded_as_its_bytes() -> None:
+    from helix_conformance.recording.capture import CapturedExchange
+    from helix_conformance.recording.recorder import _interaction
+    from helix_conformance.replay.cassette import dump_cassette
+
+    body = _stream("Hello", " world")
+    exchange = CapturedExchange(
+        "POST",
+        "https://bedrock-runtime.us-east-1.amazonaws.com/model/m/converse-stream",
+        {"authorization": "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/x"},
+        b"{}",
+        200,
+        {"content-type": "application/vnd.amazon.eventstream"},
+        body,
+    )
+    written = scrub_interaction(_interaction(exchange, binary=True))
+    text = dump_cassette({"kind": "recorded"}, [written])
+    assert "!!binary" in text
+    reloaded = yaml.safe_load(text)["interactions"][0]
+    assert reloaded["response"]["body"]["string"] == body
+    assert reloaded["request"]["headers"]["authorization"] == [PLACEHOLDER]

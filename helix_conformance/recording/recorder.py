@@ -160,7 +160,7 @@ def record_scenario(
     secrets = (settings.api_key,)
     try:
         interactions = [
-            scrub_interaction(_interaction(e), extra_headers=profile.secret_headers, secrets=secrets)
+            scrub_interaction(_interaction(e, binary=profile.binary_stream), extra_headers=profile.secret_headers, secrets=secrets)
             for e in capture.exchanges
         ]
     except UnicodeDecodeError:
@@ -244,7 +244,11 @@ def _one_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[:limit] + "…"
 
 
-def _interaction(exchange: CapturedExchange) -> dict[str, Any]:
+def _interaction(exchange: CapturedExchange, *, binary: bool = False) -> dict[str, Any]:
+    """One exchange as a vcrpy interaction; a binary stream (AWS event-stream) keeps its bytes (``!!binary``)."""
+    body: str | bytes = exchange.body
+    if not binary or exchange.status >= 400:  # error bodies are JSON text on every profile
+        body = exchange.body.decode("utf-8")
     return {
         "request": {
             "method": exchange.method,
@@ -255,7 +259,7 @@ def _interaction(exchange: CapturedExchange) -> dict[str, Any]:
         "response": {
             "status": {"code": exchange.status, "message": "OK" if exchange.status == 200 else ""},
             "headers": {k: [v] for k, v in exchange.response_headers.items()},
-            "body": {"string": exchange.body.decode("utf-8")},
+            "body": {"string": body},
         },
     }
 
