@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from . import compat, failures, generated, success, wire_shapes
+from . import bedrock_cohere_shapes, compat, failures, generated, success, wire_shapes
 from .model import Scenario
 
 SCENARIOS: tuple[Scenario, ...] = (
-    success.SCENARIOS + failures.SCENARIOS + compat.SCENARIOS + wire_shapes.SCENARIOS + generated.SCENARIOS
+    success.SCENARIOS
+    + failures.SCENARIOS
+    + compat.SCENARIOS
+    + wire_shapes.SCENARIOS
+    + bedrock_cohere_shapes.SCENARIOS
+    + generated.SCENARIOS
 )
 _BY_ID = {s.id: s for s in SCENARIOS}
 if len(_BY_ID) != len(SCENARIOS):  # pragma: no cover - guarded by tests too

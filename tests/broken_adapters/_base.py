@@ -104,6 +104,27 @@ class AdapterClass(Protocol):
     def __call__(self, *, api_key: str, base_url: str, timeout: float) -> LLMAdapter: ...
 
 
+def broken_like(
+    reference: AdapterSpec,
+    name: str,
+    adapter: AdapterClass,
+    caught_by: str,
+    scenarios: Sequence[str],
+    description: str,
+) -> BrokenAdapter:
+    """A registry entry built like ``reference``: its wire profile, model and capabilities."""
+    return broken(
+        name,
+        adapter,
+        caught_by,
+        scenarios,
+        description,
+        capabilities=reference.capabilities,
+        wire_profile=reference.wire_profile,
+        model=reference.model,
+    )
+
+
 def broken(
     name: str,
     adapter: AdapterClass,
