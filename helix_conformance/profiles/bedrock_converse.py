@@ -77,6 +77,7 @@ class _Decoding:
     empty_text: list[str] = field(default_factory=list)
     violations: list[tuple[str, str]] = field(default_factory=list)
     cache_points: list[str] = field(default_factory=list)
+    system_tools: list[str] = field(default_factory=list)
 
     def blocks(self, content: Any, where: str) -> list[dict[str, Any]]:
         if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
@@ -221,6 +222,11 @@ def _decode_tool(raw: Any, index: int, d: _Decoding) -> DecodedTool | None:
     if isinstance(raw, dict) and "cachePoint" in raw:
         d.cache_points.append(f"toolConfig.tools[{index}]")
         return None
+    if isinstance(raw, dict) and isinstance(raw.get("systemTool"), dict):
+        d.system_tools.append(str(raw["systemTool"].get("name", "")))
+        return (
+            None  # a tool the service runs (Nova's nova_code_interpreter, nova_grounding), not the client's
+        )
     spec = raw.get("toolSpec") if isinstance(raw, dict) else None
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
         d.problems.append(
@@ -233,6 +239,27 @@ def _decode_tool(raw: Any, index: int, d: _Decoding) -> DecodedTool | None:
     parameters = schema.get("json") if isinstance(schema, dict) else None
     strict = spec.get("strict") if isinstance(spec.get("strict"), bool) else None
     return DecodedTool(spec["name"], spec.get("description"), parameters, strict=strict)
+
+
+_ALWAYS_REASONING = re.compile(r"(^|[.:/])openai\.gpt-oss-")
+"""Models that stream ``reasoningContent`` whatever the request sets: gpt-oss on Bedrock
+(cassettes/recorded/bedrock/test_bedrock_model_stream_empty_text_delta.yaml, a request with no reasoning field)."""
+
+
+def _options(data: dict[str, Any], model: str | None, d: _Decoding) -> frozenset[str]:
+    """The request options that change what Bedrock sends (``scenarios/preconditions.OPTIONS``)."""
+    options = set()
+    extra = data.get("additionalModelRequestFields")
+    thinking = extra.get("thinking") if isinstance(extra, dict) else None
+    if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive"):
+        options.add("thinking")  # Claude on Bedrock: reasoningContent only then
+    elif model is not None and _ALWAYS_REASONING.search(model):
+        options.add("thinking")
+    if d.system_tools:
+        options.add("server_tools")  # toolUse of type server_tool_use and its toolResult come only then
+    if isinstance(data.get("guardrailConfig"), dict):
+        options.add("guardrail")  # stopReason guardrail_intervened comes only then
+    return frozenset(options)
 
 
 def model_of(url: str) -> str | None:
@@ -341,6 +368,7 @@ class BedrockConverseProfile(WireProfile):
             problems=d.problems,
             empty_text=d.empty_text,
             violations=d.violations,
+            options=_options(data, model, d),
         )
 
     def tool_problems(self, tool: DecodedTool) -> list[str]:

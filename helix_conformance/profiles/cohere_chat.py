@@ -169,6 +169,24 @@ def _decode_tool(raw: Any, index: int, d: _Decoding) -> DecodedTool:
     return DecodedTool(str(function.get("name", "")), function.get("description"), function.get("parameters"))
 
 
+_REASONING_MODEL = re.compile(r"^command-a-reasoning")
+"""Cohere's reasoning models (https://docs.cohere.com/docs/reasoning: ``command-a-reasoning-08-2025``)."""
+
+
+def _options(data: dict[str, Any]) -> frozenset[str]:
+    """The request options that change what Cohere sends (``scenarios/preconditions.OPTIONS``): ``thinking``
+    content when the request enables it, or leaves it unset on a reasoning model ("Reasoning is enabled by
+    default for models that support it, but can be turned off by setting type = disabled")."""
+    thinking = data.get("thinking")
+    kind = str(thinking.get("type", "")).lower() if isinstance(thinking, dict) else None
+    model = data.get("model")
+    if kind == "enabled" or (
+        kind is None and isinstance(model, str) and _REASONING_MODEL.match(model) is not None
+    ):
+        return frozenset({"thinking"})
+    return frozenset()
+
+
 class CohereChatProfile(WireProfile):
     name = "cohere-chat"
     provider_key = "cohere"
@@ -236,6 +254,7 @@ class CohereChatProfile(WireProfile):
             problems=d.problems,
             empty_text=d.empty_text,
             violations=d.violations,
+            options=_options(data),
         )
 
     def tool_problems(self, tool: DecodedTool) -> list[str]:
