@@ -5,11 +5,9 @@ server-side tool (Nova's code interpreter) streamed before the client's call, an
 whose codes the neutral error kinds do not name (``modelStreamErrorException``, ``validationException``).
 The evidence for each is in docs/contract.md under the clause that judges it.
 
-Request preconditions (for the lead, when scenarios carry them): Bedrock streams ``reasoningContent`` only
-when the request enables it (Claude: ``additionalModelRequestFields.thinking``), guardrail stops only with a
-``guardrailConfig``, and Nova's code interpreter only when ``toolConfig`` offers the ``nova_code_interpreter``
-system tool; Cohere streams ``thinking`` content on reasoning models unless ``thinking.type`` is
-``disabled``, and a ``tool-plan-delta`` only when the request has ``tools``.
+Their request preconditions (``served.py``): a guardrail stop needs a ``guardrailConfig`` (which the input asks
+for), Nova's code interpreter the ``nova_code_interpreter`` system tool (which an adapter's request carries only
+if its user configured it: not applicable otherwise); the exception events can end any stream.
 """
 
 from __future__ import annotations
@@ -17,6 +15,12 @@ from __future__ import annotations
 from ..contract import UserMessage
 from .fixtures import GET_WEATHER, WEATHER_QUESTION, call
 from .model import Exchange, Expected, Finish, Scenario, Stream, StreamError, Text, ToolCall
+from .served import (
+    BEDROCK_STREAM_EXCEPTION,
+    GUARDRAIL_CONFIG,
+    NOVA_CODE_INTERPRETER,
+    STOP_GUARDRAIL_INTERVENED,
+)
 
 BEDROCK = frozenset({"bedrock-converse"})
 
@@ -25,6 +29,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         id="stop_guardrail_intervened",
         not_live="a guardrail stop needs a guardrail configured on the account",
+        profile_config=GUARDRAIL_CONFIG,
+        preconditions=STOP_GUARDRAIL_INTERVENED,
         description="A Bedrock guardrail stopped the output (stopReason guardrail_intervened): a text result "
         "with stop reason content_filter, the text so far kept (STOP-01, STOP-02).",
         messages=(UserMessage(content="Tell me something."),),
@@ -42,6 +48,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         id="server_tool_then_call",
         not_live="the code interpreter runs only on Nova models with the system tool enabled",
+        preconditions=NOVA_CODE_INTERPRETER,
         description="Nova's code interpreter streams a toolUse of type server_tool_use and its toolResult "
         "block before the client's own call (as recorded): the service ran that tool, so the step has one "
         "tool call, the client's (RES-06, RES-12).",
@@ -67,6 +74,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="midstream_model_stream_error",
+        preconditions=BEDROCK_STREAM_EXCEPTION,
         description='A modelStreamErrorException inside the 200 stream after some text ("A streaming error '
         'occurred. Retry your request."): provider_error (ERR-03), never the partial text as a success.',
         messages=(UserMessage(content="Say hello."),),
@@ -78,6 +86,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         id="midstream_validation_error",
+        preconditions=BEDROCK_STREAM_EXCEPTION,
         description="A validationException inside the 200 stream (documented with HTTP 400): an error, "
         "provider_invalid_request by its status or provider_error as ERR-03's default.",
         messages=(UserMessage(content="Say hello."),),
