@@ -467,4 +467,5 @@ spec = AdapterSpec(
     capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "abort"}),
     description="The reference adapter: Amazon Bedrock ConverseStream (AWS event-stream), over httpx.",
     api_key_env="AWS_BEARER_TOKEN_BEDROCK",
+    servers=frozenset({"bedrock"}),  # every server of the profile, as every reference declares
 )

@@ -359,4 +359,5 @@ spec = AdapterSpec(
     model="command-a-03-2025",
     capabilities=frozenset({"thinking", "parallel_tool_calls", "retries", "abort"}),
     description="The reference adapter: Cohere v2 chat, streamed, over httpx.",
+    servers=frozenset({"cohere"}),  # every server of the profile, as every reference declares
 )

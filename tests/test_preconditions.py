@@ -386,3 +386,15 @@ def test_a_recorded_scenario_asks_for_what_its_response_needs() -> None:
     assert scenario.config_for("openai-chat")["provider_options"] == {  # type: ignore[attr-defined]
         "openai": {"stream_options": {"include_usage": True}}
     }
+
+
+def test_the_code_interpreter_scenario_offers_the_system_tool_beside_its_own() -> None:
+    scenario = next(s for s in SCENARIOS if s.id == "server_tool_then_call")
+    precondition = scenario.precondition("bedrock-converse")
+    assert precondition is not None
+    assert precondition.needs == {"tools", "server_tools"}
+    asked = scenario.config_for("bedrock-converse")["provider_options"]["bedrock"]
+    body = json.dumps(_merged(MINIMAL_BODIES["bedrock-converse"], asked)).encode()
+    decoded = get_profile("bedrock-converse").decode_request(body)
+    assert [t.name for t in decoded.tools or []] == [t.name for t in scenario.tools]
+    assert decoded.request_options() == precondition.needs

@@ -338,7 +338,7 @@ def test_event_labels() -> None:
     (gemini,) = _summaries("gemini", CASSETTES / "gemini" / "thinking_tool_call.yaml")
     assert gemini.events == ("thought", "thought", "functionCall", "finish")
     (openai,) = _summaries("openai-chat", CASSETTES / "openai-chat" / "compat_tool_calls_without_index.yaml")
-    assert openai.events == ("tool_calls", "tool_calls+finish", "usage", "[DONE]")
+    assert openai.events == ("tool_calls", "tool_calls+finish", "[DONE]")  # no usage chunk: none asked
 
 
 def test_a_profile_without_a_reader_says_so() -> None:

@@ -5,9 +5,9 @@ server-side tool (Nova's code interpreter) streamed before the client's call, an
 whose codes the neutral error kinds do not name (``modelStreamErrorException``, ``validationException``).
 The evidence for each is in docs/contract.md under the clause that judges it.
 
-Their request preconditions (``served.py``): a guardrail stop needs a ``guardrailConfig`` (which the input asks
-for), Nova's code interpreter the ``nova_code_interpreter`` system tool (which an adapter's request carries only
-if its user configured it: not applicable otherwise); the exception events can end any stream.
+Their request preconditions (``served.py``): a guardrail stop needs a ``guardrailConfig`` and Nova's code
+interpreter the ``nova_code_interpreter`` system tool, which each input asks for through provider_options
+(CFG-02); the exception events can end any stream.
 """
 
 from __future__ import annotations
@@ -23,6 +23,33 @@ from .served import (
 )
 
 BEDROCK = frozenset({"bedrock-converse"})
+CODE_INTERPRETER_CONFIG = (
+    (
+        "bedrock-converse",
+        {
+            "provider_options": {
+                "bedrock": {
+                    "toolConfig": {
+                        "tools": [
+                            {
+                                "toolSpec": {
+                                    "name": GET_WEATHER.name,
+                                    "description": GET_WEATHER.description,
+                                    "inputSchema": {"json": GET_WEATHER.json_schema()},
+                                }
+                            },
+                            {"systemTool": {"name": "nova_code_interpreter"}},
+                        ]
+                    }
+                }
+            }
+        },
+    ),
+)
+"""The whole ``toolConfig`` of a request offering Nova's code interpreter beside the scenario's tool: the system
+tool sits in the list the adapter writes its own tools to, so a request field merged over the adapter's
+(CFG-02) has to carry both, as the recorded pydantic-ai request does
+(cassettes/recorded/bedrock/test_bedrock_model_code_execution_tool_stream.yaml)."""
 
 SCENARIOS: tuple[Scenario, ...] = (
     # --- Amazon Bedrock ConverseStream --------------------------------------------------------------------------
@@ -48,6 +75,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         id="server_tool_then_call",
         not_live="the code interpreter runs only on Nova models with the system tool enabled",
+        profile_config=CODE_INTERPRETER_CONFIG,
         preconditions=NOVA_CODE_INTERPRETER,
         description="Nova's code interpreter streams a toolUse of type server_tool_use and its toolResult "
         "block before the client's own call (as recorded): the service ran that tool, so the step has one "

@@ -120,8 +120,8 @@ ASK: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
 provider_options (under every key the profile reads), which a conforming adapter merges into its request as
 request fields (CFG-02). OpenAI Chat has no option for reasoning: the servers that stream it there do it by
 model (DeepSeek's reasoner, Qwen). Tools and stop sequences are asked by the scenario's tools and config.
-Bedrock's server tools are not asked: a ``systemTool`` goes in ``toolConfig.tools`` beside the client's tools,
-which a request field merged over the adapter's own (CFG-02) would replace."""
+Bedrock's server tools are asked by the scenario itself: a ``systemTool`` goes in ``toolConfig.tools`` beside the
+client's tools, so its input gives the whole ``toolConfig`` (``bedrock_cohere_shapes.py``)."""
 
 
 def asking(*options: str, profiles: tuple[str, ...] | None = None) -> tuple[tuple[str, dict[str, Any]], ...]:

@@ -51,6 +51,8 @@ from reference_adapters._http import (
 )
 from reference_adapters._sse import SSEDecoder
 from reference_adapters.anthropic import spec as anthropic_reference
+from reference_adapters.bedrock_converse import spec as bedrock_reference
+from reference_adapters.cohere import spec as cohere_reference
 from reference_adapters.gemini import spec as gemini_reference
 from reference_adapters.openai_chat import (
     _STOP_REASONS,
@@ -75,7 +77,14 @@ __all__ = [
 REFERENCE_CAPABILITIES = frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"})
 REFERENCE_SERVERS: dict[str, frozenset[str]] = {
     spec.wire_profile: spec.servers
-    for spec in (openai_reference, anthropic_reference, gemini_reference, responses_reference)
+    for spec in (
+        openai_reference,
+        anthropic_reference,
+        gemini_reference,
+        responses_reference,
+        bedrock_reference,
+        cohere_reference,
+    )
 }
 """The servers each profile's reference adapter declares (all of its profile's)."""
 
