@@ -21,6 +21,8 @@ BUILTINS: dict[str, str] = {
     "anthropic": "reference_adapters.anthropic:spec",
     "gemini": "reference_adapters.gemini:spec",
     "openai-responses": "reference_adapters.openai_responses:spec",
+    "bedrock": "reference_adapters.bedrock_converse:spec",
+    "cohere": "reference_adapters.cohere:spec",
     "mock": "helix_conformance.testing:mock_spec",
 }
 

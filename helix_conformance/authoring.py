@@ -20,6 +20,8 @@ AUTHORED_MODELS = {
     "anthropic-messages": "claude-haiku-4-5-20251001",
     "gemini": "gemini-2.5-flash",
     "openai-responses": "gpt-5-mini-2025-08-07",
+    "bedrock-converse": "us.anthropic.claude-sonnet-4-20250514-v1:0",
+    "cohere-chat": "command-a-03-2025",
 }
 
 
@@ -41,8 +43,8 @@ def render_cassette(profile_name: str, scenario: Scenario) -> str | None:
                 profile.endpoint_method,
                 profile.endpoint_url(model),
                 200,
-                f"{profile.stream_content_type}; charset=utf-8",
-                body.decode("utf-8"),
+                profile.stream_content_type + ("" if profile.binary_stream else "; charset=utf-8"),
+                body if profile.binary_stream else body.decode("utf-8"),
             )
         )
     provenance = {

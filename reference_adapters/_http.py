@@ -43,9 +43,8 @@ from helix_conformance.contract import (
     invoke_callback,
 )
 
-from ._sse import SSEDecoder, SSEEvent
-
 T = TypeVar("T")
+E = TypeVar("E")
 logger = logging.getLogger(__name__)
 
 BASE_RETRY_DELAY = 0.05
@@ -109,10 +108,13 @@ def error_for_transport(exc: Exception, provider: str) -> HelixError:
     return HelixError(f"HTTP client error ({detail})", code=PROVIDER_ERROR, retryable=False, cause=exc)
 
 
-async def require_event_stream(response: httpx.Response, provider: str) -> None:
-    """Raise a provider_error HelixError if a successful response is not an event stream (ERR-05)."""
+async def require_event_stream(
+    response: httpx.Response, provider: str, media_type: str = "text/event-stream"
+) -> None:
+    """Raise a provider_error HelixError if a successful response is not the provider's stream (ERR-05):
+    ``text/event-stream`` (SSE) unless the provider streams another media type (AWS event-stream)."""
     content_type = response.headers.get("content-type", "")
-    if content_type and "text/event-stream" not in content_type.lower():
+    if content_type and media_type not in content_type.lower():
         detail, _ = describe_error(await response.aread())
         message = f"{provider}: expected an event stream, got {content_type}: {detail}"
         cause = ProviderResponseError(detail)
@@ -304,10 +306,19 @@ class StreamGuard:
                 await _settle(waiter)
 
 
-class EventParser(Protocol):
+class StreamDecoder(Protocol[E]):
+    """Turns a body's chunks into events however they are split (STR-10): ``SSEDecoder``, or an event-stream
+    decoder for binary framing."""
+
+    def feed(self, chunk: bytes) -> list[E]: ...
+
+    def close(self) -> list[E]: ...
+
+
+class EventParser(Protocol[E]):
     """One provider's stream accumulator, as ``exchange`` drives it."""
 
-    async def feed(self, events: list[SSEEvent]) -> bool:
+    async def feed(self, events: list[E]) -> bool:
         """Apply events in order; True when reading can stop (the terminal event, or an error)."""
 
     async def result(self) -> StepResult:
@@ -325,8 +336,9 @@ async def exchange(
     provider: str,
     *,
     status_error: StatusError,
-    parser: EventParser,
-    decoder: SSEDecoder,
+    parser: EventParser[T],
+    decoder: StreamDecoder[T],
+    media_type: str = "text/event-stream",
 ) -> StepResult | RetryableFailure:
     """One streamed HTTP exchange, the same for every provider. Runs inside ``guard.run`` (via
     ``run_attempts``), so an abort cancels it wherever it waits."""
@@ -339,7 +351,7 @@ async def exchange(
             failure = await status_error(response)
             error, hints = failure if isinstance(failure, tuple) else (failure, response.headers)
             return retry_or_fail(error, hints)
-        await require_event_stream(response, provider)  # ERR-05: HTML, JSON, text/plain bodies
+        await require_event_stream(response, provider, media_type)  # ERR-05: HTML, JSON, text/plain bodies
         chunks = response.aiter_bytes()
         async for chunk in chunks:  # STR-02: fed as it arrives; STR-10: the decoder copes with any chunking
             guard.touch()

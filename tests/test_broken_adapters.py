@@ -24,6 +24,8 @@ from helix_conformance.scenarios.recorded import RECORDED_PREFIX
 from helix_conformance.suite import plan_suite
 from helix_conformance.testing import run_conformance
 from reference_adapters.anthropic import spec as anthropic_reference_spec
+from reference_adapters.bedrock_converse import spec as bedrock_reference_spec
+from reference_adapters.cohere import spec as cohere_reference_spec
 from reference_adapters.gemini import spec as gemini_reference_spec
 from reference_adapters.openai_chat import spec as openai_reference_spec
 from reference_adapters.openai_responses import spec as responses_reference_spec
@@ -38,10 +40,19 @@ REFERENCES: dict[str, AdapterSpec] = {
         anthropic_reference_spec,
         gemini_reference_spec,
         responses_reference_spec,
+        bedrock_reference_spec,
+        cohere_reference_spec,
     )
 }
 """The reference adapter of each wire profile: with ``BASELINES``, the controls of that profile's selections."""
-MINIMUM_ADAPTERS = {"openai-chat": 30, "anthropic-messages": 20, "gemini": 30, "openai-responses": 14}
+MINIMUM_ADAPTERS = {
+    "openai-chat": 30,
+    "anthropic-messages": 20,
+    "gemini": 30,
+    "openai-responses": 14,
+    "bedrock-converse": 10,
+    "cohere-chat": 8,
+}
 """How many broken adapters each wire profile's library must hold at least."""
 
 

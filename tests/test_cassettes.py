@@ -22,6 +22,8 @@ SDK_OF = {
     "anthropic-messages": "anthropic",
     "gemini": "google.genai",
     "openai-responses": "openai",
+    "bedrock-converse": "botocore",
+    "cohere-chat": "cohere",
 }
 SHARED_RECORDING = (
     ROOT.parent / "shared" / "recordings" / "openai" / "test_run_stream_sync_streams_real_model.yaml"

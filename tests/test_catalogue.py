@@ -22,6 +22,9 @@ NOT_FOR_PROFILE = {
     # Gemini sends parsed argument objects only (no partial or invalid JSON to cut off or reject)
     "gemini": {"CACHE-02", "CACHE-03", "ERR-08", "RES-10", "FIN-03"},
     "openai-responses": {"CACHE-02", "CACHE-04"},  # Anthropic's and Gemini's caching rules
+    "bedrock-converse": {"CACHE-02", "CACHE-03", "CACHE-04", "ERR-08"},  # others' caching; insufficient_quota
+    # Cohere needs no reasoning back (its reasoning guide asks for none); no cache markers; no quota body
+    "cohere-chat": {"MSG-08", "CACHE-02", "CACHE-03", "CACHE-04", "ERR-08"},
 }
 
 

@@ -128,9 +128,12 @@ class _AlwaysFails(HookedAdapter):
 
 def test_a_fault_run_that_fails_as_the_unfaulted_one_is_not_reported_as_the_faults() -> None:
     spec = broken("always_fails", _AlwaysFails, "ERR-04", ("text_basic",), "fails every stream").spec
-    report = run_conformance(spec, clauses=["ERR-04", "ERR-03"], scenarios=["text_basic"], timeout=3.0)
+    report = run_conformance(
+        spec, clauses=["RES-02", "ERR-04", "ERR-03"], scenarios=["text_basic"], timeout=3.0
+    )
     rows = {row["clause"]: row for row in report["results"]}
-    for clause in ("ERR-04", "ERR-03"):
-        assert rows[clause]["outcome"] == "skipped", rows[clause]
-        assert "the unfaulted run already returned an error" in rows[clause]["message"]
-        assert "fault run(s) returned that same error" in rows[clause]["message"]
+    assert rows["RES-02"]["outcome"] == "failed", rows["RES-02"]
+    for clause in ("ERR-04", "ERR-03"):  # one bug, one cause (issue 29 section 4): the unfaulted run's error
+        assert rows[clause]["outcome"] == "skipped", rows[clause]  # is RES-02's, and no fault run is blamed
+        assert "an ErrorStepResult for a complete success response" in rows[clause]["message"]
+        assert "(reported once, on RES-02)" in rows[clause]["message"]

@@ -84,7 +84,14 @@ def test_the_servers_a_precondition_names_are_servers_of_the_profile(profile: st
 
 def test_server_ids_are_unique_per_profile_and_each_profile_has_its_own_first() -> None:
     assert len({(s.profile, s.id) for s in SERVERS}) == len(SERVERS)
-    assert [servers_of(p)[0].id for p in KNOWN_PROFILES] == ["openai", "anthropic", "gemini-api", "openai"]
+    assert [servers_of(p)[0].id for p in KNOWN_PROFILES] == [
+        "openai",
+        "anthropic",
+        "gemini-api",
+        "openai",
+        "bedrock",
+        "cohere",
+    ]
 
 
 def test_unknown_servers_are_named_with_the_known_ones() -> None:
@@ -215,6 +222,53 @@ def test_responses_reads_reasoning_summary_and_encrypted_content() -> None:
     assert "thinking" not in _options("openai-responses", {**body, "reasoning": {"effort": "low"}})
 
 
+BEDROCK = "https://bedrock-runtime.us-east-1.amazonaws.com/model"
+
+
+def test_bedrock_reads_claude_thinking_a_reasoning_model_system_tools_and_a_guardrail() -> None:
+    body: dict[str, object] = {"messages": [{"role": "user", "content": [{"text": "hi"}]}]}
+    claude = f"{BEDROCK}/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream"
+    assert _options("bedrock-converse", body, claude) == frozenset()
+    thinking = {"additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}}}
+    assert _options("bedrock-converse", {**body, **thinking}, claude) == {"thinking"}
+    disabled = {"additionalModelRequestFields": {"thinking": {"type": "disabled"}}}
+    assert _options("bedrock-converse", {**body, **disabled}, claude) == frozenset()
+    gpt_oss = f"{BEDROCK}/openai.gpt-oss-120b-1%3A0/converse-stream"  # reasons unasked (the recording)
+    assert _options("bedrock-converse", body, gpt_oss) == {"thinking"}
+    tools = {
+        "toolConfig": {
+            "tools": [
+                {"toolSpec": {"name": "f", "inputSchema": {"json": {"type": "object"}}}},
+                {"systemTool": {"name": "nova_code_interpreter"}},
+            ]
+        }
+    }
+    decoded = get_profile("bedrock-converse").decode_request(json.dumps({**body, **tools}).encode(), claude)
+    assert [t.name for t in decoded.tools or []] == ["f"]
+    assert decoded.problems == []
+    assert decoded.request_options() == {"tools", "server_tools"}
+    guardrail = {"guardrailConfig": {"guardrailIdentifier": "g1", "guardrailVersion": "1"}}
+    assert _options("bedrock-converse", {**body, **guardrail}, claude) == {"guardrail"}
+
+
+def test_cohere_reads_thinking_enabled_or_left_on_by_a_reasoning_model() -> None:
+    body = {"model": "command-a-03-2025", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    assert _options("cohere-chat", body) == frozenset()
+    assert _options("cohere-chat", {**body, "thinking": {"type": "enabled"}}) == {"thinking"}
+    reasoning = {**body, "model": "command-a-reasoning-08-2025"}
+    assert _options("cohere-chat", reasoning) == {"thinking"}  # on by default for models that support it
+    assert _options("cohere-chat", {**reasoning, "thinking": {"type": "disabled"}}) == frozenset()
+
+
+def test_the_guardrail_scenario_asks_for_a_guardrail_and_needs_one() -> None:
+    scenario = next(s for s in SCENARIOS if s.id == "stop_guardrail_intervened")
+    precondition = scenario.precondition("bedrock-converse")
+    assert precondition is not None
+    assert precondition.needs == {"guardrail"}
+    asked = scenario.config_for("bedrock-converse")["provider_options"]["bedrock"]
+    assert _options("bedrock-converse", _merged(MINIMAL_BODIES["bedrock-converse"], asked)) == {"guardrail"}
+
+
 VERTEX = "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/publishers"
 URLS = [
     ("openai-chat", "https://api.openai.com/v1/chat/completions", None),
@@ -301,6 +355,8 @@ MINIMAL_BODIES: dict[str, dict[str, object]] = {
     "anthropic-messages": {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]},
     "gemini": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
     "openai-responses": {"model": "m", "input": "hi", "stream": True},
+    "bedrock-converse": {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
+    "cohere-chat": {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True},
 }
 
 
@@ -330,3 +386,15 @@ def test_a_recorded_scenario_asks_for_what_its_response_needs() -> None:
     assert scenario.config_for("openai-chat")["provider_options"] == {  # type: ignore[attr-defined]
         "openai": {"stream_options": {"include_usage": True}}
     }
+
+
+def test_the_code_interpreter_scenario_offers_the_system_tool_beside_its_own() -> None:
+    scenario = next(s for s in SCENARIOS if s.id == "server_tool_then_call")
+    precondition = scenario.precondition("bedrock-converse")
+    assert precondition is not None
+    assert precondition.needs == {"tools", "server_tools"}
+    asked = scenario.config_for("bedrock-converse")["provider_options"]["bedrock"]
+    body = json.dumps(_merged(MINIMAL_BODIES["bedrock-converse"], asked)).encode()
+    decoded = get_profile("bedrock-converse").decode_request(body)
+    assert [t.name for t in decoded.tools or []] == [t.name for t in scenario.tools]
+    assert decoded.request_options() == precondition.needs

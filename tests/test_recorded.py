@@ -26,6 +26,7 @@ from helix_conformance.importing.recorded import (
     tally,
 )
 from helix_conformance.importing.replay import compare
+from helix_conformance.profiles import KNOWN_PROFILES
 from helix_conformance.replay.cassette import load_cassette
 
 DOCS_ROOT = Path(__file__).resolve().parents[1]
@@ -69,16 +70,14 @@ def test_recorded_cassette_keeps_its_provenance(recording: Recording) -> None:
 
 
 def test_every_entry_is_either_replayed_or_excluded_with_a_reason() -> None:
-    assert len(RECORDINGS) == 82  # 68 from ../shared/recordings, 14 from tests/recordings
+    assert len(RECORDINGS) == 98  # 68 from ../shared/recordings, 30 from tests/recordings
     for recording in RECORDINGS:
         if recording.excluded:
             assert len(recording.excluded) > 20, recording.key
             assert not recording.interactions, f"{recording.key}: excluded, yet lists interactions"
             assert not (ROOT / recording.cassette).exists(), f"{recording.key}: excluded, yet imported"
         else:
-            assert recording.profile in {"openai-chat", "anthropic-messages", "gemini", "openai-responses"}, (
-                recording.key
-            )
+            assert recording.profile in KNOWN_PROFILES, recording.key
     cassettes = {p.relative_to(ROOT).as_posix() for p in ROOT.glob("*/*.yaml")}
     assert cassettes == {r.cassette for r in REPLAYED}, "cassettes without an entry in expected.yml"
 

@@ -12,7 +12,17 @@ from ..profiles.base import WireProfile
 from ..replay.delivery import MutatedPlan, SplitPlan
 from ..replay.runner import REPLAY_API_KEY, RunOptions
 from ..scenarios.model import HttpError, Scenario
-from .common import either, error_message, expects, has_recorded_stream, named, short, tagged
+from .common import (
+    describe_result,
+    either,
+    error_message,
+    expects,
+    has_recorded_stream,
+    named,
+    run_ids,
+    short,
+    tagged,
+)
 from .context import CheckContext
 from .faults import check_corpus, corpus_ahead, corpus_base, read_until_timeout, stall_base
 from .properties import examples_of, falsify
@@ -353,8 +363,11 @@ Mutation = tuple[int, list[tuple[int, int]]]
 def _mutations(ctx: CheckContext) -> st.SearchStrategy[Mutation]:
     """Where the body is truncated, and up to four bytes overwritten."""
     body = max((len(i.body) for i in ctx.session.interactions()), default=1)
+    truncations = st.integers(min_value=0, max_value=body)
+    if ctx.profile.checksummed:  # half the draws keep the whole body: flips alone, which its CRCs must catch
+        truncations = st.one_of(st.just(body), truncations)
     return st.tuples(
-        st.integers(min_value=0, max_value=body),
+        truncations,
         st.lists(
             st.tuples(st.integers(min_value=0, max_value=max(body - 1, 0)), st.integers(0, 255)), max_size=4
         ),
@@ -371,8 +384,33 @@ def _mutations_ahead(ctx: CheckContext) -> None:
     corpus_ahead(ctx)
 
 
+def _checksum_reference(ctx: CheckContext) -> dict[str, object] | None:
+    """Where every message carries a checksum (``WireProfile.checksummed``), the unfaulted result a flipped
+    byte must never turn into another success; None where the framing has none or the unfaulted run failed."""
+    if not ctx.profile.checksummed or isinstance(ctx.result, ErrorStepResult):
+        return None
+    if len(ctx.session.interactions()) != 1:  # the plan mutates every body: judged where there is one
+        return None
+    if not isinstance(ctx.result, STEP_RESULT_TYPES):
+        return None
+    return describe_result(ctx.result, run_ids(ctx))
+
+
+def _passes_a_changed_byte(
+    ctx: CheckContext, plan: MutatedPlan, result: object, reference: dict[str, object]
+) -> bool:
+    """Whether ``plan`` changed a byte of an otherwise whole body and the step still returned a success other
+    than the unfaulted one: data that failed its message CRC was used (truncations are ERR-04's)."""
+    body = ctx.session.interactions()[0].body
+    if plan.truncate_at < len(body) or not any(body[o] != v for o, v in plan.flips if o < len(body)):
+        return False
+    return not isinstance(result, ErrorStepResult) and describe_result(result, run_ids(ctx)) != reference
+
+
 @check("NT-02", applies=_mutation_applies, ahead=_mutations_ahead)
 def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
+    reference = _checksum_reference(ctx)
+
     def probe(mutation: Mutation) -> str | None:
         plan = _mutated(mutation)
         run = ctx.session.run(RunOptions(plan=plan), keep=False)
@@ -382,6 +420,9 @@ def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
             )
             shrunk.append(plan)
             return f"{plan}: {what}"
+        if reference is not None and _passes_a_changed_byte(ctx, plan, run.result, reference):
+            shrunk.append(plan)
+            return f"{plan}: a success that differs from the unfaulted result ({short(run.result)[:100]})"
         return None
 
     shrunk: list[MutatedPlan] = []
@@ -390,7 +431,12 @@ def corrupted_streams_still_give_a_result(ctx: CheckContext) -> None:
         last = shrunk[-1]
         fail(
             ctx,
-            "a truncated or corrupted stream made the step raise, hang or return garbage",
+            "a truncated or corrupted stream made the step raise, hang or return garbage"
+            + (
+                " (changed bytes fail the message CRC: an error, or the unfaulted result)"
+                if reference
+                else ""
+            ),
             actual=counterexample,
             details="minimal example after shrinking (the body truncated at truncate_at, bytes overwritten at flips)",
             replay=" ".join(

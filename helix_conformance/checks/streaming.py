@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from ..contract import ErrorStepResult, ToolCallsStepResult
 from ..contract.results import STEP_RESULT_TYPES
+from ..profiles.base import WireProfile
 from ..replay.callbacks import SLOW_CALLBACK_S, CallbackMode
 from ..replay.delivery import SplitPlan
 from ..replay.over_http import last_text_event
@@ -312,20 +313,17 @@ def result_independent_of_callback_style(ctx: CheckContext) -> None:
 
 
 BYTEWISE_PREFIX = 1536
-_SEPARATOR = re.compile(rb"(?=\n\n|\r\n)")
-"""Where a blank line or CRLF starts, overlapping ones included."""
 _CONTINUATION_BYTE = re.compile(rb"[\x80-\xbf]")
 
 
-def explicit_cuts(body: bytes) -> list[tuple[str, tuple[int, ...]]]:
-    """The splits that break naive parsers, tried before the random ones (STR-10)."""
-    separators = tuple(m.start() + 1 for m in _SEPARATOR.finditer(body))
+def explicit_cuts(body: bytes, profile: WireProfile) -> list[tuple[str, tuple[int, ...]]]:
+    """The splits that break naive parsers, tried before the random ones (STR-10): the framing's own (the
+    profile's: SSE separators, event-stream preludes and CRCs) and multi-byte UTF-8 characters."""
     multibyte = tuple(m.start() for m in _CONTINUATION_BYTE.finditer(body, 1))
     # Byte-by-byte over the first events: a parser that breaks on one-byte chunks breaks there already, and
     # splitting whole large bodies this way costs more than the rest of the suite.
     plans = [("every byte its own chunk (first 1.5 KB)", tuple(range(1, min(len(body), BYTEWISE_PREFIX))))]
-    if separators:
-        plans.append(("cut inside every line/event separator", separators))
+    plans.extend(profile.framing_cuts(body))
     if multibyte:
         plans.append(("cut inside every multi-byte UTF-8 character", multibyte))
     return plans
@@ -349,7 +347,7 @@ def _split(cuts: list[int]) -> RunOptions:
 
 def _cuts_ahead(ctx: CheckContext) -> None:
     bodies = [i.body for i in ctx.session.interactions()]
-    for _, cuts in explicit_cuts(max(bodies, key=len, default=b"")):
+    for _, cuts in explicit_cuts(max(bodies, key=len, default=b""), ctx.profile):
         ctx.session.ahead(RunOptions(plan=SplitPlan(cuts)))
     for random_cuts in examples_of(ctx, _random_cuts(ctx)):
         ctx.session.ahead(_split(random_cuts))
@@ -363,7 +361,7 @@ def _cuts_ahead(ctx: CheckContext) -> None:
 def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
     reference = comparable_run(ctx, ctx.main)
     bodies = [i.body for i in ctx.session.interactions()]
-    for label, cuts in explicit_cuts(max(bodies, key=len, default=b"")):
+    for label, cuts in explicit_cuts(max(bodies, key=len, default=b""), ctx.profile):
         run = ctx.session.run(RunOptions(plan=SplitPlan(cuts)), keep=False)
         got = comparable_run(ctx, run)
         if got != reference:

@@ -16,6 +16,8 @@ HELP = "import recordings of other tools (pydantic-ai, vcrpy/pytest-recording, V
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from ..profiles import KNOWN_PROFILES
+
     parser.add_argument("recordings", nargs="+", type=Path, help="recording files to import")
     parser.add_argument(
         "-o",
@@ -31,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile",
-        choices=("openai-chat", "anthropic-messages", "gemini", "openai-responses"),
+        choices=KNOWN_PROFILES,
         help="wire profile of Vercel fixtures (default: detected from the payloads)",
     )
     parser.add_argument("--status", type=int, help="HTTP status of a Vercel .json body (it is not stored)")

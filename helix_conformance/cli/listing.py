@@ -58,19 +58,16 @@ def _adapters(args: argparse.Namespace) -> list[str]:
 def _profiles(args: argparse.Namespace) -> list[str]:
     from ..profiles import KNOWN_PROFILES
     from ..scenarios import scenarios_for
+    from ..scenarios.recorded import REFERENCE_ADAPTERS
     from ..suite import bundled_cassettes
 
     root = bundled_cassettes()
     lines = [f"{'profile':<20} {'scenarios':>9} {'cassettes':>9}  reference adapter"]
-    reference = {
-        "openai-chat": "openai",
-        "anthropic-messages": "anthropic",
-        "gemini": "gemini",
-        "openai-responses": "openai-responses",
-    }
     for name in KNOWN_PROFILES:
         cassettes = len(list((root / name).glob("*.yaml")))
-        lines.append(f"{name:<20} {len(scenarios_for(name)):>9} {cassettes:>9}  --adapter={reference[name]}")
+        lines.append(
+            f"{name:<20} {len(scenarios_for(name)):>9} {cassettes:>9}  --adapter={REFERENCE_ADAPTERS[name]}"
+        )
     lines.append(
         f"{'custom':<20} {'recorded':>9} {'yours':>9}  wire_profile='custom' with your cassette_dir: "
         "see docs/recording.md"

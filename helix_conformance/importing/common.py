@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ..content_encoding import ContentEncodingError, decode_content
 from ..recording.scrub import SCRUBBED_HEADERS, scrub_uri
@@ -83,16 +83,28 @@ def header_dict(raw: Any, path: Path, where: str, *, response: bool) -> dict[str
         key = str(name).lower()
         if key in SECRET_HEADERS or (response and key in HOP_HEADERS):
             continue
-        out[key] = [str(v) for v in value] if isinstance(value, list) else [str(value)]
+        out[key] = [_text(v) for v in value] if isinstance(value, list) else [_text(value)]
     return out
 
 
-def decode_body(raw: bytes, encoding: str, path: Path, where: str) -> str:
-    """Response bytes as text: decoded by their content-encoding (raw vcrpy keeps the wire encoding)."""
+BINARY_STREAMS = ("application/vnd.amazon.eventstream",)
+"""Media types of binary streams (AWS event-stream): their bodies are kept as bytes, never decoded."""
+
+
+def _text(value: Any) -> str:
+    """A header value as text: boto3 recordings (pydantic-ai's) store some as bytes (YAML ``!!binary``)."""
+    return value.decode("latin-1") if isinstance(value, bytes) else str(value)
+
+
+def decode_body(raw: bytes, encoding: str, path: Path, where: str, content_type: str = "") -> str | bytes:
+    """Response bytes as text: decoded by their content-encoding (raw vcrpy keeps the wire encoding); a
+    binary stream (``BINARY_STREAMS``) stays bytes."""
     try:
         data = decode_content(raw, encoding)
     except ContentEncodingError as exc:
         raise fail(path, f"{where}: the response {exc}") from None
+    if any(kind in content_type.lower() for kind in BINARY_STREAMS):
+        return data
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -107,7 +119,7 @@ def interaction(
     status: int,
     message: str,
     response_headers: dict[str, list[str]],
-    body: str,
+    body: str | bytes,
 ) -> dict[str, Any]:
     return {
         "request": {
@@ -133,7 +145,8 @@ def recorded_date(interactions: list[dict[str, Any]]) -> str | None:
             except (TypeError, ValueError):
                 continue
     for item in interactions:
-        for line in item["response"]["body"]["string"].splitlines():
+        body = item["response"]["body"]["string"]
+        for line in body.splitlines() if isinstance(body, str) else ():
             payload = line[len("data:") :].strip() if line.startswith("data:") else line.strip()
             if '"created"' not in payload:
                 continue
@@ -160,6 +173,8 @@ def model_of(interactions: list[dict[str, Any]]) -> str | None:
         path = str(urlsplit(item["request"]["uri"]).path)
         if "/models/" in path:
             return path.rsplit("/models/", 1)[1].split(":", 1)[0]
+        if path.startswith("/model/") and path.endswith(("/converse-stream", "/converse")):  # Bedrock
+            return unquote(path[len("/model/") :].rsplit("/", 1)[0])
     return None
 
 

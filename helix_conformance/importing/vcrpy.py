@@ -66,7 +66,9 @@ def _not_json(value: Any) -> str | None:
     return None
 
 
-def _body_text(body: Any, parsed: Any, has_parsed: bool, encoding: str, path: Path, where: str) -> str:
+def _body_text(
+    body: Any, parsed: Any, has_parsed: bool, encoding: str, path: Path, where: str, content_type: str = ""
+) -> str | bytes:
     if has_parsed:  # pydantic-ai: the JSON body as a YAML mapping; json.dumps is what its deserializer does
         return parsed_json(parsed, path, f"{where} response")
     if isinstance(body, dict):
@@ -74,7 +76,7 @@ def _body_text(body: Any, parsed: Any, has_parsed: bool, encoding: str, path: Pa
     if body is None:
         return ""
     if isinstance(body, bytes):
-        return decode_body(body, encoding, path, where)
+        return decode_body(body, encoding, path, where, content_type)
     if isinstance(body, str):
         return body
     raise fail(path, f"{where}: body must be a string or binary, got {type(body).__name__}")
@@ -87,7 +89,8 @@ def _request_body(request: dict[str, Any], path: Path, where: str) -> str | None
     if isinstance(body, dict):
         body = body.get("string")
     if isinstance(body, bytes):
-        return decode_body(body, "", path, f"{where} request")
+        text = decode_body(body, "", path, f"{where} request")
+        return text if isinstance(text, str) else None
     return body if isinstance(body, str) else None
 
 
@@ -109,15 +112,14 @@ def convert_interactions(data: dict[str, Any], path: Path) -> tuple[list[dict[st
         if not isinstance(request.get("method"), str) or not isinstance(request.get("uri"), str):
             raise fail(path, f"{where}: request.method and request.uri must be strings")
         raw_headers = response.get("headers") or {}
-        encoding = ""
+        encoding = content_type = ""
         if isinstance(raw_headers, dict):
-            encoding = ", ".join(
-                str(v) for k, vs in raw_headers.items() if str(k).lower() == "content-encoding" for v in vs
-            ).lower()
+            encoding = _header(raw_headers, "content-encoding").lower()
+            content_type = _header(raw_headers, "content-type")
         has_parsed = "parsed_body" in response
         parsed_seen = parsed_seen or has_parsed or "parsed_body" in request
         body = _body_text(
-            response.get("body"), response.get("parsed_body"), has_parsed, encoding, path, where
+            response.get("body"), response.get("parsed_body"), has_parsed, encoding, path, where, content_type
         )
         out.append(
             interaction(
@@ -132,6 +134,17 @@ def convert_interactions(data: dict[str, Any], path: Path) -> tuple[list[dict[st
             )
         )
     return out, parsed_seen
+
+
+def _header(headers: dict[Any, Any], name: str) -> str:
+    """A vcrpy header's values joined (vcrpy stores a list per name; pydantic-ai may store bytes)."""
+    values = [
+        v
+        for k, vs in headers.items()
+        if str(k).lower() == name
+        for v in (vs if isinstance(vs, list) else [vs])
+    ]
+    return ", ".join(v.decode("latin-1") if isinstance(v, bytes) else str(v) for v in values)
 
 
 def convert(path: Path) -> Imported:

@@ -22,6 +22,13 @@ FORMAT = "vercel"
 _ANTHROPIC_TYPES = frozenset(
     {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta"}
 )
+_BEDROCK_EVENTS = frozenset(
+    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
+)
+"""Members of ConverseStreamOutput: a Vercel Bedrock fixture line is ``{"<member>": {...}}``."""
+_COHERE_TYPES = frozenset(
+    {"message-start", "content-start", "content-delta", "tool-plan-delta", "tool-call-start"}
+)
 
 
 def detect_profile(payload: Any, path: Path) -> str:
@@ -31,6 +38,10 @@ def detect_profile(payload: Any, path: Path) -> str:
     kind = payload.get("type")
     if payload.get("object") == "chat.completion.chunk" or "choices" in payload:
         return "openai-chat"
+    if len(payload) == 1 and next(iter(payload)) in _BEDROCK_EVENTS:
+        return "bedrock-converse"
+    if kind in _COHERE_TYPES:
+        return "cohere-chat"
     if kind in _ANTHROPIC_TYPES or kind in ("ping", "message_stop"):
         return "anthropic-messages"
     if {"candidates", "promptFeedback", "usageMetadata"} & set(payload):
@@ -54,8 +65,14 @@ def _model(payload: dict[str, Any]) -> str:
     return "unknown"
 
 
-def _frame(profile: str, lines: list[str], payloads: list[dict[str, Any]]) -> tuple[str, str]:
-    if profile in ("anthropic-messages", "openai-responses"):  # typed events, no [DONE] terminator
+def _frame(profile: str, lines: list[str], payloads: list[dict[str, Any]]) -> tuple[str | bytes, str]:
+    if profile == "bedrock-converse":
+        return _event_stream(lines, payloads), (
+            "each line's member framed as an AWS event-stream message (:event-type the member, its JSON as "
+            "the payload, sliced from the line unchanged; both CRCs computed here); the service's 'p' "
+            "padding field is not in the fixture"
+        )
+    if profile in ("anthropic-messages", "openai-responses", "cohere-chat"):  # typed events, no [DONE]
         body = "".join(f"event: {p.get('type')}\ndata: {line}\n\n" for line, p in zip(lines, payloads))
         return body, "each line framed as 'event: <type>' + 'data: <line>' + a blank line"
     if profile == "gemini":
@@ -66,10 +83,22 @@ def _frame(profile: str, lines: list[str], payloads: list[dict[str, Any]]) -> tu
     return body, "each line framed as 'data: <line>' + a blank line, then 'data: [DONE]' appended"
 
 
-def _stream(path: Path, body: str, model: str, profile_name: str, notes: list[str]) -> Imported:
+def _event_stream(lines: list[str], payloads: list[dict[str, Any]]) -> bytes:
+    """The event-stream body of a Bedrock fixture: one message per line, ``{"<member>": <payload>}``."""
+    from ..profiles.bedrock_stream import event_message_raw
+
+    body = b""
+    for line, payload in zip(lines, payloads):
+        member = next(iter(payload))
+        inner = line.strip()[len(json.dumps(member)) + 2 : -1].strip()  # '{"member":' ... '}'
+        body += event_message_raw(member, inner.encode("utf-8"))
+    return body
+
+
+def _stream(path: Path, body: str | bytes, model: str, profile_name: str, notes: list[str]) -> Imported:
     """One 200 streamed interaction at the profile's endpoint (the fixture stores no request)."""
     profile = get_profile(profile_name)
-    content_type = f"{profile.stream_content_type}; charset=utf-8"
+    content_type = profile.stream_content_type + ("" if profile.binary_stream else "; charset=utf-8")
     item = interaction(
         profile.endpoint_method,
         profile.endpoint_url(model),

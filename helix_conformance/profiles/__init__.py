@@ -6,7 +6,14 @@ import difflib
 
 from .base import DecodedRequest, DecodedTool, WireProfile
 
-KNOWN_PROFILES = ("openai-chat", "anthropic-messages", "gemini", "openai-responses")
+KNOWN_PROFILES = (
+    "openai-chat",
+    "anthropic-messages",
+    "gemini",
+    "openai-responses",
+    "bedrock-converse",
+    "cohere-chat",
+)
 
 
 def get_profile(name: str) -> WireProfile:
@@ -26,6 +33,14 @@ def get_profile(name: str) -> WireProfile:
         from .openai_responses import PROFILE as RESPONSES
 
         return RESPONSES
+    if name == "bedrock-converse":
+        from .bedrock_converse import PROFILE as BEDROCK
+
+        return BEDROCK
+    if name == "cohere-chat":
+        from .cohere_chat import PROFILE as COHERE
+
+        return COHERE
     if name == "custom":
         from .custom import PROFILE as CUSTOM
 

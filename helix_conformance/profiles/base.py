@@ -90,6 +90,22 @@ def split_sse_events(body: bytes) -> list[bytes]:
     return pieces
 
 
+_SEPARATOR = re.compile(rb"(?=\n\n|\r\n)")
+"""Where a blank line or CRLF starts, overlapping ones included."""
+
+
+def malformed_sse_event(event: bytes) -> bytes:
+    """An SSE event with the JSON of its ``data:`` cut in half (framing and separator kept)."""
+    text = event.decode("utf-8", "replace")
+    body = text.rstrip("\r\n")
+    separator = text[len(body) :] or "\n\n"
+    start = body.find("{", body.find("data:"))
+    if start < 0:
+        return f'data: {{"x_helix": [1,{separator}'.encode()
+    end = len(body.rstrip())
+    return (body[: start + max(1, (end - start) // 2)] + separator).encode()
+
+
 def sse_event_json(event: bytes) -> Any:
     """The JSON of an SSE event's ``data:`` lines, or None when it has none or is not JSON (fault corpus)."""
     lines = event.decode("utf-8", "replace").splitlines()
@@ -134,6 +150,11 @@ class WireProfile(ABC):
     """True where the thinking signature is a proto ``bytes`` field (Gemini): equal signatures are equal bytes,
     whichever base64 alphabet and padding carry them (MSG-08)."""
     stream_content_type: str = "text/event-stream"
+    binary_stream: bool = False
+    """True where the stream is binary (AWS event-stream): cassettes keep its bytes (YAML ``!!binary``)."""
+    checksummed: bool = False
+    """True where every message of the stream carries a checksum (AWS event-stream CRC32): a changed byte is
+    detectable, so it must never give a success that differs from the unfaulted one (NT-02)."""
     replays: bool = True
     """False for the scripted profile: the adapter makes no HTTP requests at all."""
     by_regression: bool = False
@@ -237,3 +258,23 @@ class WireProfile(ABC):
     def unknown_event(self) -> bytes:
         """An event of a type no adapter has seen yet, in this profile's framing (RES-12)."""
         return b'event: x_helix_future_event\ndata: {"type":"x_helix_future_event","detail":{"nested":[1,2]}}\n\n'
+
+    def malformed_event(self, event: bytes) -> bytes:
+        """``event`` with its JSON cut in half, its framing kept: an event whose data does not parse (ERR-05)."""
+        return malformed_sse_event(event)
+
+    def cut_points(self, event: bytes) -> list[tuple[str, int]]:
+        """Offsets inside one event where the fault corpus truncates or resets (labelled where the framing
+        has parts worth naming, e.g. an event-stream message's prelude and CRC): the middle by default."""
+        return [("", max(1, len(event) // 2))]
+
+    def corrupted_event(self, event: bytes) -> bytes | None:
+        """``event`` with a byte changed that only its checksum tells (ERR-05), or None for a framing without
+        checksums (SSE)."""
+        return None
+
+    def framing_cuts(self, body: bytes) -> list[tuple[str, tuple[int, ...]]]:
+        """Splits of ``body`` that break naive readers of this framing, tried before the random ones (STR-10):
+        inside every SSE line or event separator."""
+        separators = tuple(m.start() + 1 for m in _SEPARATOR.finditer(body))
+        return [("cut inside every line/event separator", separators)] if separators else []

@@ -1,7 +1,8 @@
 """The servers behind each wire profile: who speaks it, with which quirks, at which URL.
 
 One wire protocol is served by several servers: OpenAI Chat by OpenAI, Azure OpenAI, DeepSeek, OpenRouter,
-Mistral…; Gemini by the Gemini API and Vertex AI; Anthropic Messages by Anthropic and Vertex AI. A scenario
+Mistral…; Gemini by the Gemini API and Vertex AI; Anthropic Messages by Anthropic and Vertex AI; Bedrock's
+ConverseStream by the Bedrock runtime and Cohere's v2 chat by Cohere. A scenario
 whose response only some servers send names them (``scenarios/preconditions.Precondition.servers``); an
 adapter declares the servers it targets (``AdapterSpec.servers``, by default its profile's own provider). The
 quirks of declared servers are judged by the gate; the others are run and shown in a compatibility matrix.
@@ -166,7 +167,24 @@ SERVERS: tuple[Server, ...] = (
             "after `response.completed`: docs/contract.md)",
         ),
     ),
+    *_servers(
+        "bedrock-converse",
+        (
+            "bedrock",
+            "Amazon Bedrock",
+            "https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html (POST "
+            "/model/{modelId}/converse-stream, SigV4 or a Bedrock API key); cassettes/recorded/bedrock (Nova, "
+            "Claude, gpt-oss)",
+        ),
+    ),
+    *_servers(
+        "cohere-chat",
+        ("cohere", "Cohere", "https://docs.cohere.com/reference/chat-stream; cassettes/recorded/cohere"),
+    ),
 )
+"""One Bedrock runtime serves every model behind ConverseStream (Claude, Nova, Llama, gpt-oss…): what differs by
+model is what the request must ask for (Claude's reasoning only with ``additionalModelRequestFields.thinking``,
+gpt-oss's always), which the decoder reads as request options, not a server of its own."""
 
 
 def servers_of(profile: str) -> tuple[Server, ...]:

@@ -39,8 +39,10 @@ PROVIDER_KEY_ENV = {
     "openai-chat": "OPENAI_API_KEY",
     "anthropic-messages": "ANTHROPIC_API_KEY",
     "gemini": "GEMINI_API_KEY",
+    "bedrock-converse": "AWS_BEARER_TOKEN_BEDROCK",
+    "cohere-chat": "CO_API_KEY",
 }
-LIBRARIES = ("httpx", "httpx2", "openai", "anthropic", "google-genai", "pydantic")
+LIBRARIES = ("httpx", "httpx2", "openai", "anthropic", "google-genai", "botocore", "cohere", "pydantic")
 """Versions written into the provenance when installed: what produced and parsed the bytes."""
 MIN_RECORD_TIMEOUT_S = 120.0
 """A live answer (thinking, long text) can take far longer than a replay; the scenario timeout is a floor."""
@@ -158,7 +160,11 @@ def record_scenario(
     secrets = (settings.api_key,)
     try:
         interactions = [
-            scrub_interaction(_interaction(e), extra_headers=profile.secret_headers, secrets=secrets)
+            scrub_interaction(
+                _interaction(e, binary=profile.binary_stream),
+                extra_headers=profile.secret_headers,
+                secrets=secrets,
+            )
             for e in capture.exchanges
         ]
     except UnicodeDecodeError:
@@ -242,7 +248,11 @@ def _one_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[:limit] + "…"
 
 
-def _interaction(exchange: CapturedExchange) -> dict[str, Any]:
+def _interaction(exchange: CapturedExchange, *, binary: bool = False) -> dict[str, Any]:
+    """One exchange as a vcrpy interaction; a binary stream (AWS event-stream) keeps its bytes (``!!binary``)."""
+    body: str | bytes = exchange.body
+    if not binary or exchange.status >= 400:  # error bodies are JSON text on every profile
+        body = exchange.body.decode("utf-8")
     return {
         "request": {
             "method": exchange.method,
@@ -253,7 +263,7 @@ def _interaction(exchange: CapturedExchange) -> dict[str, Any]:
         "response": {
             "status": {"code": exchange.status, "message": "OK" if exchange.status == 200 else ""},
             "headers": {k: [v] for k, v in exchange.response_headers.items()},
-            "body": {"string": exchange.body.decode("utf-8")},
+            "body": {"string": body},
         },
     }
 

@@ -1,8 +1,8 @@
 """Scanning a cassette for secrets before it is written, and in pre-commit / CI (``helix-conformance scan``).
 
 Every string is read: URI, headers, request and response bodies, the provenance block. A JSON body (or a
-JSON string inside one, like tool-call ``arguments``) and each SSE event's ``data:`` payload are parsed and
-walked, so a hit is named precisely: ``interaction 0 › response.body › event 3 › delta.text``.
+JSON string inside one, like tool-call ``arguments``), each SSE event's ``data:`` payload and each AWS
+event-stream message's payload (Bedrock's binary stream) are parsed and walked, so a hit is named precisely: ``interaction 0 › response.body › event 3 › delta.text``.
 
 Reported, each hit with the rule that flagged it (``SecretHit.why``): key patterns of the major providers and
 hosts (``PATTERNS``), ``Bearer`` tokens, JWTs, URL credentials; a credential or account header
@@ -19,7 +19,7 @@ SSE event are joined and scanned again), percent-encoded (in the URI and anywher
 Allowed on purpose, for the random-string heuristic only (a real key pattern is reported wherever it is):
 
 * opaque blobs the providers issue and want echoed back, by the JSON field they sit in (not by value):
-  Anthropic thinking ``signature`` and ``redacted_thinking`` ``data``, Gemini ``thoughtSignature`` (and the
+  Anthropic thinking ``signature`` and ``redacted_thinking`` ``data``, Bedrock's ``redactedContent``, Gemini ``thoughtSignature`` (and the
   OpenAI-compatible ``thought_signature``), OpenAI ``encrypted_content`` and any other ``encrypted*`` field
   (Anthropic web-search ``encrypted_index``), OpenRouter's ``reasoning.encrypted`` ``data``, and OpenAI's
   ``obfuscation`` padding (random by design);
@@ -51,6 +51,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from .._yaml import YamlRefused, read_yaml_file
+from ..profiles import eventstream
 from ..replay.cassette import CassetteError
 from .encodings import base64_media, base64_text
 from .keys import KEY_PATTERNS, find_keys, identifier, is_placeholder
@@ -84,6 +85,7 @@ OPAQUE_FIELDS = frozenset(
         "encrypted_content",
         "encryptedContent",
         "obfuscation",
+        "redactedContent",
     }
 )
 _OPAQUE_DATA_TYPES = frozenset({"redacted_thinking", "reasoning.encrypted"})
@@ -93,7 +95,7 @@ MEDIA_FIELDS = frozenset({"b64_json", "partial_image_b64", "image_base64", "audi
 """Fields that hold base64 media by name (OpenAI image generation)."""
 STREAM_TEXT_FIELDS = frozenset(
     {"content", "text", "arguments", "partial_json", "thinking", "reasoning", "reasoning_content", "delta",
-     "refusal", "args"}
+     "refusal", "args", "input", "tool_plan"}
 )  # fmt: skip
 """String fields whose pieces, over a stream's events, concatenate into one text (deltas)."""
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
@@ -241,7 +243,12 @@ class _Scanner:
         elif isinstance(value, bytes):
             text, binary = _decoded(value)
             where_path = path.removesuffix(".string") if path.endswith(".body.string") else path
-            if binary:  # not text: key patterns only, random bytes are no secret
+            messages = _event_stream(value) if binary else None
+            if messages is not None:  # an AWS event stream: its JSON payloads, read like SSE events
+                self.stream(
+                    [message.payload.decode("utf-8", "replace") for message in messages], (*loc, where_path)
+                )
+            elif binary:  # not text: key patterns only, random bytes are no secret
                 self.text(text, (*loc, where_path), entropy=False)
             else:
                 self.string(text, loc, where_path, key, waived)
@@ -287,17 +294,22 @@ class _Scanner:
             self.query(text, (*loc, path))
 
     def sse(self, body: str, loc: tuple[str, ...]) -> None:
-        events = [piece for piece in _SSE_EVENT_END.split(body) if piece.strip()]
-        pieces: dict[str, list[tuple[int, str]]] = {}
-        for n, event in enumerate(events):
-            where = (*loc, f"event {n}")
+        payloads = []
+        for n, event in enumerate(piece for piece in _SSE_EVENT_END.split(body) if piece.strip()):
             data: list[str] = []
             for line in _LINE_END.split(event):
                 if line.startswith("data:"):
                     data.append(line[6:] if line.startswith("data: ") else line[5:])
                 else:
-                    self.text(line, where)
-            payload = "\n".join(data)
+                    self.text(line, (*loc, f"event {n}"))
+            payloads.append("\n".join(data))
+        self.stream(payloads, loc)
+
+    def stream(self, payloads: list[str], loc: tuple[str, ...]) -> None:
+        """Each event's payload, then the text pieces of all events joined (a key spread over deltas)."""
+        pieces: dict[str, list[tuple[int, str]]] = {}
+        for n, payload in enumerate(payloads):
+            where = (*loc, f"event {n}")
             self.string(payload, where, "", None, False)
             for field, piece in _stream_pieces(payload):
                 pieces.setdefault(field, []).append((n, piece))
@@ -436,6 +448,15 @@ def _join(path: str, key: str) -> str:
     if not path:
         return name if name == key else f"[{name}]"
     return f"{path}.{name}" if name == key else f"{path}[{name}]"
+
+
+def _event_stream(raw: bytes) -> list[eventstream.Message] | None:
+    """The messages of an AWS event-stream body (Bedrock's ConverseStream), or None when it is not one."""
+    pieces = eventstream.split_messages(raw)
+    messages = [eventstream.decode(piece) for piece in pieces]
+    if not messages or any(m is None for m in messages):
+        return None
+    return [m for m in messages if m is not None]
 
 
 def _decoded(raw: bytes) -> tuple[str, bool]:

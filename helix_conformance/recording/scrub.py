@@ -3,12 +3,14 @@
 What is replaced (by ``PLACEHOLDER``, or ``URL_PLACEHOLDER`` inside URL-encoded text), keeping the header or
 field itself so the cassette still shows that it was sent:
 
-* headers, request and response, by name (case-insensitive): the credentials (``CREDENTIAL_HEADERS``) and
+* headers, request and response, by name (case-insensitive): the credentials (``CREDENTIAL_HEADERS``: a SigV4
+  ``Authorization`` and ``X-Amz-Security-Token`` among them) and
   the ids that name the account (``ACCOUNT_HEADERS``: OpenAI ``openai-organization`` / ``openai-project``
   sent and echoed, Anthropic's ``anthropic-organization-id`` response header, Google's
   ``x-goog-user-project`` quota project on Vertex), plus ``extra_headers`` (a profile's ``secret_headers``);
 * query parameters of the URI that carry keys (``SECRET_QUERY_KEYS``: Gemini's ``?key=``, OAuth's
-  ``access_token``), edited in place so the rest of the URI keeps its bytes;
+  ``access_token``, a presigned AWS URL's ``X-Amz-Signature``/``-Credential``/``-Security-Token``), edited in
+  place so the rest of the URI keeps its bytes;
 * token fields of bodies (``SECRET_BODY_FIELDS``) in JSON (``"access_token": "..."``) and form-encoded text
   (``client_secret=...``): none of the three LLM APIs puts a key in a body, but Vertex credentials make the
   Google client record its OAuth token exchange (``oauth2.googleapis.com/token``), whose request and response
@@ -19,6 +21,8 @@ field itself so the cassette still shows that it was sent:
   in an error message, or an adapter smuggles into an id. The recorder passes the key in use and every key
   the secret scan finds by the shared table of key patterns (``keys.py``, ``scan.keys_in``): what the scan
   would report as a key is what is scrubbed.
+  In an AWS event stream (Bedrock) each message's payload is scrubbed and the message framed again, its
+  CRCs right.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import copy
 import re
 from collections.abc import Iterable
 from typing import Any
+
+from ..profiles import eventstream
 
 PLACEHOLDER = "<scrubbed>"
 URL_PLACEHOLDER = "scrubbed"
@@ -41,6 +47,7 @@ CREDENTIAL_HEADERS = frozenset(
         "x-goog-api-key",
         "api-key",
         "ocp-apim-subscription-key",
+        "x-amz-security-token",
         "cookie",
         "set-cookie",
     }
@@ -57,7 +64,20 @@ ACCOUNT_HEADERS = frozenset(
 )
 """Headers naming the account the recording was made with: not credentials, but nobody else's business."""
 SCRUBBED_HEADERS = CREDENTIAL_HEADERS | ACCOUNT_HEADERS
-SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "access_token"})
+SECRET_QUERY_KEYS = frozenset(
+    {
+        "key",
+        "api_key",
+        "api-key",
+        "apikey",
+        "access_token",
+        "x-amz-signature",
+        "x-amz-security-token",
+        "x-amz-credential",
+    }
+)
+"""Query parameters holding a key; a presigned AWS URL carries its SigV4 signature, session token and access key
+id (``X-Amz-Signature``, bound to its ``X-Amz-Date``) there."""
 SECRET_BODY_FIELDS = frozenset(
     {
         "api_key",
@@ -71,6 +91,11 @@ SECRET_BODY_FIELDS = frozenset(
         "secret_key",
         "private_key",
         "session_token",
+        "aws_secret_access_key",
+        "secretAccessKey",
+        "SecretAccessKey",
+        "sessionToken",
+        "SessionToken",
     }
 )
 MIN_SECRET_LENGTH = 8
@@ -117,6 +142,10 @@ def _replace_literals(value: Any, patterns: list[tuple[re.Pattern[str], re.Patte
             value = text_pattern.sub(_placeholder_for, value)
         return value
     if isinstance(value, bytes):
+        messages = eventstream.split_messages(value)
+        if messages and all(eventstream.decode(m) is not None for m in messages):
+            # an AWS event stream: scrub each payload and frame it again, so lengths and CRCs stay right
+            return b"".join(_replace_in_message(m, patterns) for m in messages)
         for _, bytes_pattern in patterns:
             value = bytes_pattern.sub(_bytes_placeholder_for, value)
         return value
@@ -125,6 +154,15 @@ def _replace_literals(value: Any, patterns: list[tuple[re.Pattern[str], re.Patte
     if isinstance(value, list):
         return [_replace_literals(item, patterns) for item in value]
     return value
+
+
+def _replace_in_message(message: bytes, patterns: list[tuple[re.Pattern[str], re.Pattern[bytes]]]) -> bytes:
+    decoded = eventstream.decode(message)
+    payload = decoded.payload if decoded is not None else b""
+    scrubbed = payload
+    for _, bytes_pattern in patterns:
+        scrubbed = bytes_pattern.sub(_bytes_placeholder_for, scrubbed)
+    return message if scrubbed == payload else eventstream.with_payload(message, scrubbed)
 
 
 def _placeholder_for(match: re.Match[str]) -> str:

@@ -136,7 +136,10 @@ def dump_cassette(provenance: dict[str, Any], interactions: list[dict[str, Any]]
     return yaml.dump(data, Dumper=_LiteralDumper, allow_unicode=True, sort_keys=False, width=4096)
 
 
-def interaction_dict(method: str, uri: str, status: int, content_type: str, body: str) -> dict[str, Any]:
+def interaction_dict(
+    method: str, uri: str, status: int, content_type: str, body: str | bytes
+) -> dict[str, Any]:
+    """A vcrpy interaction; a binary body (AWS event-stream) is kept as bytes, which YAML writes ``!!binary``."""
     return {
         "request": {"method": method, "uri": uri, "body": None, "headers": {}},
         "response": {

@@ -161,18 +161,6 @@ def stream_error_event(profile: WireProfile, kind: str) -> bytes | None:
     return profile.split_events(rendered)[-1]
 
 
-def malformed(event: bytes) -> bytes:
-    """``event`` with its JSON cut in half (framing and separator kept): a line that is not JSON."""
-    text = event.decode("utf-8", "replace")
-    body = text.rstrip("\r\n")
-    separator = text[len(body) :] or "\n\n"
-    start = body.find("{", body.find("data:"))
-    if start < 0:
-        return f'data: {{"x_helix": [1,{separator}'.encode()
-    end = len(body.rstrip())
-    return (body[: start + max(1, (end - start) // 2)] + separator).encode()
-
-
 # --- the corpus of one recorded response -----------------------------------------------------------------
 
 _TIMEOUT_CODES = ("provider_timeout", "provider_error")
@@ -255,19 +243,44 @@ def _ends(b: _Budget) -> list[FaultVariant]:
         where = f"after event {k} of {n}" if k else f"before the first of {n} events (empty body)"
         out.append(FaultVariant("truncate", where, _served(base, shape.prefix(k)), _dropped(shape, k)))
     for k in b.pick(range(n) if b.full else range(finish + 1), (finish,)):
-        cut = len(shape.prefix(k)) + max(1, len(shape.events[k]) // 2)
-        served = _served(base, base.body[:cut])
-        where = f"inside event {k + 1} of {n} (after {cut} bytes)"
-        out.append(FaultVariant("truncate_inside", where, served, _dropped(shape, k, retryable=None)))
+        for label, cut in _cuts_inside(b, k):
+            served = _served(base, base.body[:cut])
+            where = f"inside event {k + 1} of {n}{label} (after {cut} bytes)"
+            out.append(FaultVariant("truncate_inside", where, served, _dropped(shape, k, retryable=None)))
     for k in b.pick(range(n) if b.full else range(max(finish, 1)), (min(b.middle, finish),)):
-        cut = len(shape.prefix(k)) + max(1, len(shape.events[k]) // 2)
-        body = base.body[:cut]
-        served = _served(base, body, Fault("reset", after_events=len(b.profile.split_events(body))))
-        expect = Expectation(("provider_error",), True, may_complete=shape.complete_after(k))
-        out.append(FaultVariant("reset", f"after {cut} bytes (inside event {k + 1} of {n})", served, expect))
+        for label, cut in _cuts_inside(b, k):
+            body = base.body[:cut]
+            served = _served(base, body, Fault("reset", after_events=len(b.profile.split_events(body))))
+            expect = Expectation(("provider_error",), True, may_complete=shape.complete_after(k))
+            where = f"after {cut} bytes (inside event {k + 1} of {n}{label})"
+            out.append(FaultVariant("reset", where, served, expect))
     t = shape.terminator
     served = _served(base, b"".join(shape.events[:t] + shape.events[t + 1 :]))
     out.append(FaultVariant("no_terminator", f"event {t + 1} of {n}", served, _dropped(shape, t)))
+    return out
+
+
+def _cuts_inside(b: _Budget, k: int) -> list[tuple[str, int]]:
+    """Byte offsets of cuts inside event ``k``, labelled: the profile's cut points (its middle for SSE), by
+    default only the first and the last (an event-stream message's prelude and CRC)."""
+    start = len(b.shape.prefix(k))
+    points = b.profile.cut_points(b.shape.events[k])
+    if not b.scaled:
+        points = list(dict.fromkeys([points[0], points[-1]]))
+    return [(f", {label}" if label else "", start + offset) for label, offset in points]
+
+
+def _checksums(b: _Budget) -> list[FaultVariant]:
+    """ERR-05, where messages carry checksums: a content event whose bytes changed but not its CRC."""
+    shape, base, n = b.shape, b.base, b.shape.n
+    out = []
+    for k in b.pick(range(n) if b.full else b.content or range(1), (b.middle,)):
+        corrupted = b.profile.corrupted_event(shape.events[k])
+        if corrupted is None:
+            return []
+        served = _served(base, shape.prefix(k) + corrupted + b"".join(shape.events[k + 1 :]))
+        expect = Expectation(("provider_error",), may_complete=shape.complete_after(k))
+        out.append(FaultVariant("checksum_mismatch", f"in event {k + 1} of {n}", served, expect))
     return out
 
 
@@ -283,7 +296,7 @@ def _foreign(b: _Budget, salt: str) -> list[FaultVariant]:
         )
         served = _served(base, base.body, Fault("read_timeout", k))
         out.append(FaultVariant("read_timeout", f"after event {k} of {n}", served, expect))
-    broken = malformed(shape.events[finish])  # the finish event: one every adapter must read
+    broken = b.profile.malformed_event(shape.events[finish])  # the finish event: every adapter must read it
     for k in b.pick(range(finish + 1), (b.middle,)):
         served = _served(base, shape.prefix(k) + broken + b"".join(shape.events[k:]))
         where = f"before event {k + 1} of {n}"
@@ -308,12 +321,15 @@ def _inserted(b: _Budget, stalls: bool) -> list[FaultVariant]:
     shape, base, n = b.shape, b.base, b.shape.n
     content = b.content or range(1)
     out = []
+    kinds = [kind for kind in _STREAM_ERROR_ORDER if stream_error_event(b.profile, kind) is not None]
     if b.full:
-        pairs = [(k, kind) for k in content for kind in _STREAM_ERROR_ORDER]
-    else:
+        pairs = [(k, kind) for k in content for kind in kinds]
+    elif kinds:  # a profile whose stream says fewer error kinds (Cohere: only a generic ERROR) gets those
         positions = b.pick(content, (b.middle, shape.finish if shape.finish else 0))
-        count = len(_STREAM_ERROR_ORDER) * (b.per or 1) if b.scaled else 2
-        pairs = [(positions[i % len(positions)], _STREAM_ERROR_ORDER[i % 3]) for i in range(count)]
+        count = len(kinds) * (b.per or 1) if b.scaled else 2
+        pairs = [(positions[i % len(positions)], kinds[i % len(kinds)]) for i in range(count)]
+    else:
+        pairs = []
     for k, kind in dict.fromkeys(pairs):
         event = stream_error_event(b.profile, kind)
         if event is None:
@@ -344,12 +360,13 @@ def _held_open(b: _Budget) -> list[FaultVariant]:
             Expectation(same_as_unfaulted=True),
         )
     ]
-    event = stream_error_event(b.profile, "overloaded")
+    kind = next((kind for kind in _STREAM_ERROR_ORDER if stream_error_event(b.profile, kind)), None)
+    event = stream_error_event(b.profile, kind) if kind else None
     if event is not None:
         k = b.middle
         body = shape.prefix(k) + event
         served = _served(base, body, Fault("stall", len(b.profile.split_events(body))))
-        where = f"after an overloaded error event (after event {k} of {n})"
+        where = f"after an {kind} error event (after event {k} of {n})"
         # NT-04 asks that the step return on the error event; which code it carries is ERR-03's to judge.
         out.append(FaultVariant("held_open", where, served, Expectation()))
     return out
@@ -375,4 +392,4 @@ def corpus(
         timeout = Expectation(("provider_timeout",), True)
         return [FaultVariant("read_timeout", "before the first event", served, timeout), *_pages(base)]
     held = _held_open(budget) if (stalls if held_open is None else held_open) else []
-    return [*_ends(budget), *_foreign(budget, salt), *_inserted(budget, stalls), *held]
+    return [*_ends(budget), *_foreign(budget, salt), *_checksums(budget), *_inserted(budget, stalls), *held]

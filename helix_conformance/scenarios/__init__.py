@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import compat, failures, field_bugs, generated, success, wire_shapes
+from . import bedrock_cohere_shapes, compat, failures, field_bugs, generated, success, wire_shapes
 from .model import Scenario
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -11,6 +11,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     + compat.SCENARIOS
     + wire_shapes.SCENARIOS
     + field_bugs.SCENARIOS
+    + bedrock_cohere_shapes.SCENARIOS
     + generated.SCENARIOS
 )
 _BY_ID = {s.id: s for s in SCENARIOS}

@@ -90,8 +90,9 @@ def _http_scenario(
 # --- What real adapters get wrong (issue 18): waits nothing ends, statuses and retries the table missed ----
 
 DOCUMENTED_504: tuple[tuple[int, str, bool], ...] = ((504, "provider_error", True),)
-"""A 504 is "other 5xx" (ERR-01): Anthropic documents it as ``timeout_error``, Gemini as ``DEADLINE_EXCEEDED``;
-OpenAI documents no 504 body, so ``http_504`` exists for those two profiles only."""
+"""A 504 is "other 5xx" (ERR-01): Anthropic documents it as ``timeout_error``, Gemini as ``DEADLINE_EXCEEDED``,
+Cohere as ``GatewayTimeout`` (its OpenAPI spec, ``/v2/chat``); OpenAI and Bedrock's ConverseStream document no
+504, so ``http_504`` exists for those three profiles only."""
 
 WAITS: tuple[Scenario, ...] = (
     Scenario(
@@ -137,6 +138,12 @@ WAITS: tuple[Scenario, ...] = (
 """Stalls no abort rescues, an unbounded retry hint, and 529 retried (issue 18)."""
 
 LONG_TEXT = tuple(f"word{i} " for i in range(12))
+
+TYPED_STREAM_ERRORS = frozenset(
+    {"openai-chat", "anthropic-messages", "gemini", "openai-responses", "bedrock-converse"}
+)
+"""The profiles whose in-stream errors say rate limit or overload. Cohere's stream ends an error with
+``finish_reason: "ERROR"`` and a message, nothing more (``ChatMessageEndEvent`` in its OpenAPI spec)."""
 
 _STREAMED_PARTIAL = Stream(parts=(Text(("Hello", ", this", " is", " partial")),), finish=None)
 
@@ -193,6 +200,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=(Exchange(StreamError(parts=(), kind="rate_limit")),),
         expect=Expected("error", "error", error_codes=("provider_rate_limited",), retryable=True),
         tags=frozenset({"stream_error"}),
+        profiles=TYPED_STREAM_ERRORS,
     ),
     Scenario(
         id="midstream_overloaded",
@@ -203,6 +211,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=(Exchange(StreamError(parts=(Text(("Hi",)),), kind="overloaded")),),
         expect=Expected("error", "error", error_codes=("provider_overloaded",), retryable=True),
         tags=frozenset({"stream_error"}),
+        profiles=TYPED_STREAM_ERRORS,
     ),
     Scenario(
         id="connect_error",
@@ -328,7 +337,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=Expected("error", "error"),
         tags=frozenset({"finish"}),
         # Gemini sends parsed args objects only
-        profiles=frozenset({"openai-chat", "anthropic-messages", "openai-responses"}),
+        profiles=frozenset(
+            {"openai-chat", "anthropic-messages", "openai-responses", "bedrock-converse", "cohere-chat"}
+        ),
     ),
     Scenario(
         id="retry_429_then_success",
@@ -424,6 +435,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=Expected("error", "error", error_codes=("provider_invalid_request",)),
         tags=frozenset({"invalid_tool"}),
     ),
-    *(_http_scenario(*row, profiles=frozenset({"anthropic-messages", "gemini"})) for row in DOCUMENTED_504),
+    *(
+        _http_scenario(*row, profiles=frozenset({"anthropic-messages", "gemini", "cohere-chat"}))
+        for row in DOCUMENTED_504
+    ),
     *WAITS,
 )

@@ -15,6 +15,7 @@ CorpusKind = Literal[
     "no_terminator",
     "read_timeout",
     "malformed_json",
+    "checksum_mismatch",
     "html_5xx",
     "plain_200",
     "stream_error",
@@ -47,6 +48,11 @@ KINDS: dict[CorpusKind, tuple[str, str]] = {
     "malformed_json": (
         "ERR-05",
         "a copy of the finish event with its JSON cut in half, mid-stream: provider_error",
+    ),
+    "checksum_mismatch": (
+        "ERR-05",
+        "a content event with one byte changed and its checksum left (AWS event-stream message CRC; profiles "
+        "whose framing has checksums only): provider_error, never the changed data as a success",
     ),
     "html_5xx": ("ERR-05", "a proxy's HTML page with status 502: provider_error, retryable"),
     "plain_200": ("ERR-05", "a 200 text/plain body that is no stream at all: provider_error"),
@@ -88,6 +94,13 @@ PRECONDITIONS: dict[CorpusKind, Precondition] = {
         "a body that is not the provider's format can answer any request (a proxy or server bug cutting an event)",
         "../shared/CONTRACT.md ERR-05 (invalid JSON), NT-02 (corruption of recorded streams)",
     ),
+    "checksum_mismatch": any_request(
+        "bytes corrupted on the way can reach any stream; the AWS event-stream framing carries a CRC per message "
+        "so that a reader detects it (profiles whose framing has checksums only)",
+        "https://docs.aws.amazon.com/transcribe/latest/dg/streaming-setting-up.html#streaming-event-stream "
+        "(prelude CRC and message CRC, CRC32)",
+        "../shared/CONTRACT.md ERR-05, NT-02 (corruption of recorded streams)",
+    ),
     "html_5xx": FOREIGN_BODY,
     "plain_200": FOREIGN_BODY,
     "stream_error": STREAM_ERROR,
@@ -119,6 +132,7 @@ LABELS: dict[CorpusKind, str] = {
     "no_terminator": "terminal event dropped:",
     "read_timeout": "read timeout",
     "malformed_json": "malformed JSON event inserted",
+    "checksum_mismatch": "message checksum mismatch",
     "html_5xx": "HTML 502 page instead of the stream",
     "plain_200": "200 text/plain body instead of the stream",
     "stream_error": "provider error event",

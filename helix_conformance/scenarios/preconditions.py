@@ -20,7 +20,9 @@ OPTIONS: dict[str, str] = {
     "stop_sequences": "sets stop sequences (`stop`, `stop_sequences`, `stopSequences`)",
     "thinking": (
         "asks for the model's reasoning (Anthropic `thinking.type` enabled or adaptive, Gemini "
-        "`generationConfig.thinkingConfig.includeThoughts: true`, OpenAI Responses `reasoning.summary`)"
+        "`generationConfig.thinkingConfig.includeThoughts: true`, OpenAI Responses `reasoning.summary`, Bedrock "
+        "`additionalModelRequestFields.thinking` or a model that always reasons, Cohere `thinking.type` enabled "
+        "or left unset on a reasoning model)"
     ),
     "reasoning_encrypted": "includes the encrypted reasoning (OpenAI Responses `include: [reasoning.encrypted_content]`)",
     "include_usage": "asks for usage (OpenAI Chat `stream_options.include_usage: true`)",
@@ -29,10 +31,11 @@ OPTIONS: dict[str, str] = {
         "true`)"
     ),
     "server_tools": (
-        "enables Anthropic's server tools (a `web_search_…`, `web_fetch_…` or `code_execution_…` tool, or "
-        "`mcp_servers`)"
+        "enables the provider's server tools (Anthropic: a `web_search_…`, `web_fetch_…` or "
+        "`code_execution_…` tool, or `mcp_servers`; Bedrock: a `systemTool` such as `nova_code_interpreter`)"
     ),
     "several_choices": "asks for several choices (OpenAI Chat `n` > 1)",
+    "guardrail": "applies a guardrail (Bedrock `guardrailConfig`)",
     "parallel_tool_calls_off": (
         "forbids parallel tool calls (OpenAI `parallel_tool_calls: false`, Anthropic "
         "`tool_choice.disable_parallel_tool_use: true`)"
@@ -58,6 +61,16 @@ OPTION_EVIDENCE: dict[str, tuple[str, ...]] = {
         "`thinking` is enabled)",
         "https://ai.google.dev/gemini-api/docs/thinking (thought summaries: set `includeThoughts` to true)",
         "https://platform.openai.com/docs/guides/reasoning (reasoning summaries: set `reasoning.summary`)",
+        "https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html (Claude on "
+        "Bedrock: `thinking` in `additionalModelRequestFields`; cassettes/recorded/bedrock/"
+        "test_bedrock_model_thinking_part_stream.yaml)",
+        "cassettes/recorded/bedrock/test_bedrock_model_stream_empty_text_delta.yaml (openai.gpt-oss-120b on "
+        "Bedrock streams reasoningContent to a request that asks for none)",
+        'https://docs.cohere.com/docs/reasoning (Cohere\'s reasoning models are "hybrid": reasoning enabled or '
+        "disabled, in `thinking` content blocks)",
+        "https://docs.oracle.com/en-us/iaas/tools/dotnet/latest/api/Oci.GenerativeaiinferenceService.Models."
+        'CohereThinkingV2.html ("Reasoning is enabled by default for models that support it, but can be turned '
+        'off by setting type = disabled")',
     ),
     "reasoning_encrypted": (
         "https://platform.openai.com/docs/guides/reasoning (encrypted reasoning items: "
@@ -84,6 +97,13 @@ OPTION_EVIDENCE: dict[str, tuple[str, ...]] = {
     "server_tools": (
         "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-search-tool",
         "https://docs.anthropic.com/en/docs/agents-and-tools/mcp-connector",
+        "https://docs.aws.amazon.com/nova/latest/userguide/tool-built-in.html (Nova's code interpreter: "
+        '`toolConfig.tools: [{"systemTool": {"name": "nova_code_interpreter"}}]`, answered with a toolUse of '
+        "type server_tool_use and its toolResult)",
+    ),
+    "guardrail": (
+        "https://docs.aws.amazon.com/bedrock/latest/userguide/guardrails-use-converse-api.html (a guardrail "
+        "assesses a Converse or ConverseStream call that includes its `guardrailConfig`)",
     ),
     "several_choices": (
         "https://platform.openai.com/docs/api-reference/chat/create (n: how many chat completion choices to "

@@ -32,6 +32,8 @@ REFERENCE_ADAPTERS = {
     "anthropic-messages": "anthropic",
     "gemini": "gemini",
     "openai-responses": "openai-responses",
+    "bedrock-converse": "bedrock",
+    "cohere-chat": "cohere",
 }
 """The wire profiles a catalogue may name (the ones that can read a recorded response), each with the name
 of its reference adapter (``tests/test_recorded.py`` replays the corpus through it)."""

@@ -82,6 +82,12 @@ ASK: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
             for key in ("gemini", "google")
         },
         "openai-responses": {"openai": {"reasoning": {"summary": "auto"}}},
+        "bedrock-converse": {
+            "bedrock": {
+                "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+            }
+        },
+        "cohere-chat": {"cohere": {"thinking": {"type": "enabled"}}},
     },
     "reasoning_encrypted": {"openai-responses": {"openai": {"include": ["reasoning.encrypted_content"]}}},
     "include_usage": {"openai-chat": {"openai": {"stream_options": {"include_usage": True}}}},
@@ -89,6 +95,17 @@ ASK: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
         "gemini": {
             key: {"toolConfig": {"functionCallingConfig": {"streamFunctionCallArguments": True}}}
             for key in ("gemini", "google")
+        }
+    },
+    "guardrail": {
+        "bedrock-converse": {
+            "bedrock": {
+                "guardrailConfig": {
+                    "guardrailIdentifier": "gr0example",
+                    "guardrailVersion": "1",
+                    "streamProcessingMode": "async",
+                }
+            }
         }
     },
     "server_tools": {
@@ -102,7 +119,9 @@ ASK: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
 """How a scenario's input asks each provider for an option its response needs: option -> profile ->
 provider_options (under every key the profile reads), which a conforming adapter merges into its request as
 request fields (CFG-02). OpenAI Chat has no option for reasoning: the servers that stream it there do it by
-model (DeepSeek's reasoner, Qwen). Tools and stop sequences are asked by the scenario's tools and config."""
+model (DeepSeek's reasoner, Qwen). Tools and stop sequences are asked by the scenario's tools and config.
+Bedrock's server tools are asked by the scenario itself: a ``systemTool`` goes in ``toolConfig.tools`` beside the
+client's tools, so its input gives the whole ``toolConfig`` (``bedrock_cohere_shapes.py``)."""
 
 
 def asking(*options: str, profiles: tuple[str, ...] | None = None) -> tuple[tuple[str, dict[str, Any]], ...]:
@@ -121,6 +140,7 @@ THINKING_CONFIG = asking("thinking", "reasoning_encrypted")
 SERVER_TOOLS_CONFIG = asking("server_tools")
 STREAMED_ARGUMENTS_CONFIG = asking("stream_function_call_arguments")
 USAGE_CONFIG = asking("include_usage")
+GUARDRAIL_CONFIG = asking("guardrail")
 
 
 def thinking(*, tools: bool = False, signed: bool = True) -> tuple[Precondition, ...]:
@@ -308,5 +328,46 @@ STOP_MODEL_ARMOR = (
             f"{RECORDINGS}/google/test_google_model_armor_response_template_real_block.yaml",
             "https://cloud.google.com/vertex-ai/generative-ai/docs/model-armor",
         ),
+    ),
+)
+
+# --- Amazon Bedrock ConverseStream -----------------------------------------------------------------------------
+
+_CONVERSE_STREAM_OUTPUT = (
+    "https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStreamOutput.html"
+)
+STOP_GUARDRAIL_INTERVENED = (
+    when(
+        "guardrail",
+        why="a guardrail stops the output (stopReason guardrail_intervened) only of a call that applies one in "
+        "its `guardrailConfig`",
+        evidence=(
+            "https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html "
+            "(stopReason guardrail_intervened; guardrailConfig: GuardrailStreamConfiguration)",
+        ),
+        profiles=("bedrock-converse",),
+    ),
+)
+NOVA_CODE_INTERPRETER = (
+    when(
+        "tools",
+        "server_tools",
+        why="Nova streams a toolUse of type server_tool_use and its toolResult only when the request offers the "
+        "`nova_code_interpreter` system tool; the client's call answers the tools it declares",
+        evidence=(
+            "cassettes/recorded/bedrock/test_bedrock_model_code_execution_tool_stream.yaml (nova-2-lite, "
+            "toolConfig with a toolSpec and the systemTool)",
+        ),
+        profiles=("bedrock-converse",),
+    ),
+)
+BEDROCK_STREAM_EXCEPTION = (
+    any_request(
+        "ConverseStream's output union carries exception events (modelStreamErrorException: \"A streaming error "
+        'occurred. Retry your request.", validationException, throttlingException…) that can end any stream',
+        f"{_CONVERSE_STREAM_OUTPUT} (modelStreamErrorException, HTTP 424; validationException, HTTP 400)",
+        "https://docs.aws.amazon.com/botocore/latest/reference/services/bedrock-runtime/client/exceptions/"
+        "ModelStreamErrorException.html",
+        profiles=("bedrock-converse",),
     ),
 )

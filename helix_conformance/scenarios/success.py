@@ -274,7 +274,9 @@ FROM_THE_FIELD: tuple[Scenario, ...] = (
         ),
         expect=Expected("text", "max_tokens"),
         tags=frozenset({"cut_off"}),
-        profiles=frozenset({"openai-chat", "anthropic-messages"}),  # Gemini never streams partial arguments
+        profiles=frozenset(
+            {"openai-chat", "anthropic-messages", "bedrock-converse", "cohere-chat"}
+        ),  # Gemini never streams partial arguments
     ),
 )
 """Inputs and answers real adapters got wrong though the suite passed them (issue 18)."""
@@ -688,7 +690,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         expect=Expected("text", "end_turn", content="42.", thinking="Six times seven is 42."),
         requires=frozenset({"thinking"}),
-        profiles=frozenset({"anthropic-messages"}),
+        profiles=frozenset({"anthropic-messages", "bedrock-converse"}),
     ),
     Scenario(
         id="thinking_redacted_only",
@@ -701,7 +703,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=_stream(RedactedThinking(REDACTED[0]), Text(("42.",))),
         expect=Expected("text", "end_turn", content="42."),
         requires=frozenset({"thinking"}),
-        profiles=frozenset({"anthropic-messages"}),
+        profiles=frozenset({"anthropic-messages", "bedrock-converse"}),
     ),
     Scenario(
         id="thinking_cut_by_max_tokens",
@@ -747,7 +749,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=_stream(Text(("It is 18°C", " and sunny in Paris."))),
         expect=Expected("text", "end_turn", content="It is 18°C and sunny in Paris."),
         requires=frozenset({"thinking"}),
-        profiles=frozenset({"anthropic-messages", "gemini", "openai-responses"}),
+        profiles=frozenset({"anthropic-messages", "gemini", "openai-responses", "bedrock-converse"}),
     ),
     Scenario(
         id="stop_max_tokens",
@@ -766,7 +768,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         exchanges=_stream(Text(("I was", " going to")), finish=Finish("content_filter")),
         expect=Expected("text", "content_filter", content="I was going to"),
         # Anthropic has no content-filter stop (STOP-01)
-        profiles=frozenset({"openai-chat", "gemini", "openai-responses"}),
+        profiles=frozenset({"openai-chat", "gemini", "openai-responses", "bedrock-converse"}),
     ),
     Scenario(
         id="stop_refusal",
@@ -795,10 +797,16 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=(UserMessage(content="Keep going."),),
         exchanges=_stream(
             Text(("And so", " it continued")),
-            finish=Finish("max_tokens", wire=(("anthropic-messages", "model_context_window_exceeded"),)),
+            finish=Finish(
+                "max_tokens",
+                wire=(
+                    ("anthropic-messages", "model_context_window_exceeded"),
+                    ("bedrock-converse", "model_context_window_exceeded"),
+                ),
+            ),
         ),
         expect=Expected("text", "max_tokens", content="And so it continued"),
-        profiles=frozenset({"anthropic-messages"}),
+        profiles=frozenset({"anthropic-messages", "bedrock-converse"}),
     ),
     Scenario(
         id="stop_pause_turn",
@@ -859,7 +867,9 @@ SCENARIOS: tuple[Scenario, ...] = (
             stop_by_profile=(("openai-chat", "end_turn"), ("gemini", "end_turn")),
         ),
         # The Responses API has no stop sequences (no `stop` parameter): it cannot end on one.
-        profiles=frozenset({"openai-chat", "anthropic-messages", "gemini"}),
+        profiles=frozenset(
+            {"openai-chat", "anthropic-messages", "gemini", "bedrock-converse", "cohere-chat"}
+        ),
     ),
     Scenario(
         id="stop_function_call",
@@ -893,6 +903,8 @@ SCENARIOS: tuple[Scenario, ...] = (
                     ("anthropic-messages", "compaction"),
                     ("gemini", "LANGUAGE"),
                     ("openai-responses", "x_helix_future_reason"),  # an incomplete_details.reason
+                    ("bedrock-converse", "malformed_model_output"),  # documented; no canonical reason
+                    ("cohere-chat", "x_helix_future_reason"),  # ChatFinishReason is open (Literal | Any)
                 ),
             ),
         ),
@@ -913,7 +925,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         expect=Expected("text", "max_tokens"),
         tags=frozenset({"cut_off"}),
         # Gemini never streams partial arguments
-        profiles=frozenset({"openai-chat", "anthropic-messages", "openai-responses"}),
+        profiles=frozenset(
+            {"openai-chat", "anthropic-messages", "openai-responses", "bedrock-converse", "cohere-chat"}
+        ),
     ),
     Scenario(
         id="config_passthrough",
@@ -935,6 +949,8 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "anthropic": {"metadata": {"user_id": "helix-conformance"}},
                 "gemini": {"labels": {"suite": "helix-conformance"}},
                 "google": {"labels": {"suite": "helix-conformance"}},  # the Vercel AI SDK's key for Gemini
+                "bedrock": {"requestMetadata": {"suite": "helix-conformance"}},  # a ConverseStream member
+                "cohere": {"safety_mode": "CONTEXTUAL"},  # a v2 chat field
             },
         },
         exchanges=_stream(Text(HELLO)),

@@ -18,7 +18,9 @@ remaining clauses, so that every registered check is tripped by at least one ada
 not async, unrecorded URLs: dangerous to a harness, reported on their clause), all OpenAI Chat;
 ``anthropic_requests`` (MSG, TOOL, CACHE) and ``anthropic_responses`` (MSG-08, STOP, RES, STR, ERR) for
 Anthropic Messages, and ``gemini_requests`` (MSG, TOOL, CFG-01, CACHE-04) and ``gemini_responses`` (STR,
-RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has its own rules; ``faults``
+RES, MSG-08, STOP, ERR, CFG-05) for Gemini, in every family where that API has its own rules; ``bedrock``
+(ERR-03/04/05, STOP-01, RES, STR-03, MSG-04/06/08) for Bedrock ConverseStream and ``cohere`` (RES-06/07/08,
+ERR-03/04, STOP-01, CFG-01, MSG-04) for Cohere v2 chat; ``faults``
 (ERR-03/04/05, RES-12, all three profiles) holds the bugs only the generated fault corpus catches, and
 ``recorded`` the ones only real traffic catches (``recorded/...`` scenarios, from ``cassettes/recorded``);
 ``timeouts`` (NT-04, AB-02), ``retry_gaps`` (CFG-03/05, ERR-01, RES-10) and ``request_gaps`` (MSG, TOOL,
@@ -33,6 +35,8 @@ from __future__ import annotations
 from . import (
     anthropic_requests,
     anthropic_responses,
+    bedrock,
+    cohere,
     compat,
     coverage,
     crashes,
@@ -63,6 +67,8 @@ from . import (
 )
 from ._anthropic_base import ANTHROPIC_BASELINE
 from ._base import BASELINE, BrokenAdapter
+from ._bedrock_base import BEDROCK_BASELINE
+from ._cohere_base import COHERE_BASELINE
 from ._gemini_base import GEMINI_BASELINE
 from ._responses_base import RESPONSES_BASELINE
 
@@ -70,7 +76,9 @@ __all__ = [
     "ANTHROPIC_BASELINE",
     "BASELINE",
     "BASELINES",
+    "BEDROCK_BASELINE",
     "BROKEN_ADAPTERS",
+    "COHERE_BASELINE",
     "FAMILIES",
     "GEMINI_BASELINE",
     "RESPONSES_BASELINE",
@@ -78,7 +86,15 @@ __all__ = [
 ]
 
 BASELINES: dict[str, BrokenAdapter] = {
-    b.profile: b for b in (BASELINE, ANTHROPIC_BASELINE, GEMINI_BASELINE, RESPONSES_BASELINE)
+    b.profile: b
+    for b in (
+        BASELINE,
+        ANTHROPIC_BASELINE,
+        GEMINI_BASELINE,
+        RESPONSES_BASELINE,
+        BEDROCK_BASELINE,
+        COHERE_BASELINE,
+    )
 }
 """The un-broken hooked adapter of each wire profile, by profile: a control for that profile's selections."""
 
@@ -115,6 +131,8 @@ BROKEN_ADAPTERS: list[BrokenAdapter] = [
     *gemini_responses.ADAPTERS,
     *responses_requests.ADAPTERS,
     *responses_stream.ADAPTERS,
+    *bedrock.ADAPTERS,
+    *cohere.ADAPTERS,
     *undeclared.ADAPTERS,
     *hostile.ADAPTERS,
     *generated.ADAPTERS,

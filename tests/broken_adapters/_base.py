@@ -51,6 +51,8 @@ from reference_adapters._http import (
 )
 from reference_adapters._sse import SSEDecoder
 from reference_adapters.anthropic import spec as anthropic_reference
+from reference_adapters.bedrock_converse import spec as bedrock_reference
+from reference_adapters.cohere import spec as cohere_reference
 from reference_adapters.gemini import spec as gemini_reference
 from reference_adapters.openai_chat import (
     _STOP_REASONS,
@@ -75,7 +77,14 @@ __all__ = [
 REFERENCE_CAPABILITIES = frozenset({"thinking", "parallel_tool_calls", "retries", "caching", "abort"})
 REFERENCE_SERVERS: dict[str, frozenset[str]] = {
     spec.wire_profile: spec.servers
-    for spec in (openai_reference, anthropic_reference, gemini_reference, responses_reference)
+    for spec in (
+        openai_reference,
+        anthropic_reference,
+        gemini_reference,
+        responses_reference,
+        bedrock_reference,
+        cohere_reference,
+    )
 }
 """The servers each profile's reference adapter declares (all of its profile's)."""
 
@@ -102,6 +111,27 @@ class AdapterClass(Protocol):
     """What ``broken`` builds adapters with: a class taking the reference adapter's keyword arguments."""
 
     def __call__(self, *, api_key: str, base_url: str, timeout: float) -> LLMAdapter: ...
+
+
+def broken_like(
+    reference: AdapterSpec,
+    name: str,
+    adapter: AdapterClass,
+    caught_by: str,
+    scenarios: Sequence[str],
+    description: str,
+) -> BrokenAdapter:
+    """A registry entry built like ``reference``: its wire profile, model and capabilities."""
+    return broken(
+        name,
+        adapter,
+        caught_by,
+        scenarios,
+        description,
+        capabilities=reference.capabilities,
+        wire_profile=reference.wire_profile,
+        model=reference.model,
+    )
 
 
 def broken(
