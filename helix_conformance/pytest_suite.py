@@ -357,7 +357,7 @@ class ConformancePlugin:
         items = selected
         report = pytest.CollectReport("", "passed", None, list[pytest.Item | pytest.Collector](items))
         hook.pytest_collectreport(report=report)
-        session.items = items
+        session.items = list(items)  # the hook narrows it in place (-k, -m, --lf)
         hook.pytest_collection_modifyitems(session=session, config=session.config, items=session.items)
         self.last_failed = _narrowed_by_last_failed(session.config, items, session.items)
         runner.select([item.planned for item in session.items if isinstance(item, ConformanceItem)])
@@ -524,4 +524,7 @@ def _narrowed_by_last_failed(
     if plugin is None or not config.getoption("lf", False):
         return False
     failed = getattr(plugin, "lastfailed", {})
-    return len(after) < len(before) and any(item.nodeid in failed for item in before)
+    return len(after) < len(before) and any(
+        getattr(item, "id", item.nodeid) in failed or item.nodeid in failed  # pytest 9 keys by NodeId
+        for item in before
+    )

@@ -24,7 +24,11 @@ DECLARED: list[tuple[str, str, str]] = [
         r"choice 0 is the step's answer|choice 1 ends with",
         "OpenAI's choice indices as the wire numbers them (n: 2 streams indices 0 and 1)",
     ),
-    ("docs/contract.md", r"passes 4, which the API", "Anthropic's documented limit of 4 cache breakpoints, quoted"),
+    (
+        "docs/contract.md",
+        r"passes 4, which the API",
+        "Anthropic's documented limit of 4 cache breakpoints, quoted",
+    ),
     ("docs/harness-power.md", r"--examples 1 ", "a command line's option value"),
     (
         "docs/typescript-adapters.md",

@@ -102,6 +102,8 @@ def render_summary(
         lines.append(
             f"{SESSION_CLAUSE} is judged on the merged report: {log.executed()} checks executed here"
         )
+    elif not log.gate_errors and (selection or {}).get("last_failed"):
+        lines.append(f"{SESSION_CLAUSE}: {log.executed()} checks executed (narrowed by --lf: not the gate)")
     elif not log.gate_errors:
         lines.append(f"{SESSION_CLAUSE} holds: {log.executed()} checks executed (the gate ran)")
     scope = scope_text(selection)
