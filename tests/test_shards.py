@@ -33,12 +33,10 @@ def _env(folder: Path) -> dict[str, str]:
     return env
 
 
-def _pytest(folder: Path, *args: str, cache: bool = False) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", "--assert=plain", "-q", *args]
-    if not cache:
-        command[3:3] = ["-p", "no:cacheprovider"]
+def _python(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m ARGS`` in ``folder``, as a CI job runs it."""
     return subprocess.run(
-        command,
+        [sys.executable, "-m", *args],
         cwd=folder,
         env=_env(folder),
         capture_output=True,
@@ -46,18 +44,14 @@ def _pytest(folder: Path, *args: str, cache: bool = False) -> subprocess.Complet
         timeout=SUBPROCESS_TIMEOUT,
         check=False,
     )
+
+
+def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return _python(folder, "pytest", "-p", "no:cacheprovider", "--assert=plain", "-q", *args)
 
 
 def _merge(folder: Path, out: str, *shards: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "helix_conformance", "report", "merge", out, *shards],
-        cwd=folder,
-        env=_env(folder),
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_TIMEOUT,
-        check=False,
-    )
+    return _python(folder, "helix_conformance", "report", "merge", out, *shards)
 
 
 def _runs(folder: Path, adapter: str) -> dict[str, subprocess.CompletedProcess[str]]:

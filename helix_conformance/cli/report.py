@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import UsageFailure
@@ -51,21 +53,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageFailure(
             f"one report at a time (got {len(args.paths) + 1}); to join shards' reports: {MERGE_USAGE}"
         )
-    from ..reporting.json_report import ReportError, load_report
+    from ..reporting.json_report import load_report
     from ..reporting.writers import format_of, renderer
 
     fmt = args.format
     if fmt is None:
         fmt = (format_of(args.output) if args.output else None) or "md"
-    try:
+    with _refused(str(args.report)):
         data = load_report(args.report)
         text = renderer(fmt)(data)
-    except ReportError as exc:
-        raise UsageFailure(str(exc)) from None
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise UsageFailure(
-            f"{args.report} is not a complete helix-conformance report (missing or malformed {exc})"
-        ) from None
     if args.output:
         from .._files import write_atomic
 
@@ -77,7 +73,6 @@ def run(args: argparse.Namespace) -> int:
 
 def merge(args: argparse.Namespace) -> int:
     """Join the shards' reports into OUT; the exit status is the merged verdict's (0 pass, 1 fail)."""
-    from ..reporting.json_report import ReportError
     from ..reporting.merge import merge_reports
     from ..reporting.views import headline
     from ..reporting.writers import format_of, renderer
@@ -95,16 +90,25 @@ def merge(args: argparse.Namespace) -> int:
         )
     if out.suffix.lower() == ".json" and out in inputs:
         raise UsageFailure(f"OUT {out} is also a shard's report: write the merged report elsewhere")
-    try:
+    with _refused("a shard's report"):
         data = merge_reports(inputs)
-    except ReportError as exc:
-        raise UsageFailure(str(exc)) from None
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise UsageFailure(
-            f"a shard's report is not a complete helix-conformance report (missing or malformed {exc})"
-        ) from None
     from .._files import write_atomic
 
     write_atomic(out, renderer(fmt)(data))
     print(f"merged {len(inputs)} shards into {out}: {headline(data)}")
     return 0 if data["verdict"] == "pass" else 1
+
+
+@contextmanager
+def _refused(what: str) -> Iterator[None]:
+    """A report that cannot be read or rendered becomes one line (exit 2), never a traceback."""
+    from ..reporting.json_report import ReportError
+
+    try:
+        yield
+    except ReportError as exc:
+        raise UsageFailure(str(exc)) from None
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise UsageFailure(
+            f"{what} is not a complete helix-conformance report (missing or malformed {exc})"
+        ) from None
