@@ -401,10 +401,8 @@ class ConformancePlugin:
         shard is not judged here: the merge judges the shards' outcomes joined (``reporting/merge.py``)."""
         errors = self.log.gate_errors
         if self.shard is not None:
-            if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
-                session.exitstatus = (
-                    pytest.ExitCode.OK
-                )  # a shard left empty by -k: the merge judges the whole
+            if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # a shard -k left empty: the merge judges
+                session.exitstatus = pytest.ExitCode.OK
             return
         errors.extend(
             session_errors(

@@ -54,6 +54,12 @@ def _merge(folder: Path, out: str, *shards: str) -> subprocess.CompletedProcess[
     return _python(folder, "helix_conformance", "report", "merge", out, *shards)
 
 
+def run_badge(folder: Path, report: str) -> str:
+    done = _python(folder, "helix_conformance", "report", report, "--format", "badge")
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def _runs(folder: Path, adapter: str) -> dict[str, subprocess.CompletedProcess[str]]:
     """Shards 1/2 and 2/2 and the unsharded run of the same selection, each in a process of its own."""
     common = (f"--adapter={adapter}", "-k", SELECTED)
@@ -124,9 +130,14 @@ def test_shards_of_the_reference_adapter_merge_into_the_unsharded_report(
     assert merged["selection"]["merged"]["shards"] == 2
     assert "helix_shard" not in merged["settings"]
 
+    page = _python(folder, "helix_conformance", "report", "shard1.json", "--format", "md").stdout
+    assert "shard 1/2 of the suite: judges this shard, not the gate" in page
+    assert json.loads(run_badge(folder, "shard1.json"))["message"].startswith("shard 1/2 · ")
+    assert not json.loads(run_badge(folder, "merged.json"))["message"].startswith("shard")
     for out in ("merged.md", "merged.html"):
         assert _merge(folder, out, "shard1.json", "shard2.json").returncode == 0
         assert "shard 1/2" not in (folder / out).read_text(encoding="utf-8")
+        assert "not the gate" not in (folder / out).read_text(encoding="utf-8")
     assert "clauses hold" in (folder / "merged.html").read_text(encoding="utf-8")
 
 
@@ -267,3 +278,24 @@ def test_shards_are_whole_scenarios_balanced_and_deterministic() -> None:
     assert max(load) - min(load) <= max(w for _, w in weights)
     assert assign([("only", 3)], 3) == {"only": 1}
     assert str(parse_shard(" 2 / 4 ")) == "2/4"
+
+
+def test_a_shard_the_selection_leaves_empty_passes_and_leaves_the_judgement_to_the_merge(
+    pytester: pytest.Pytester,
+) -> None:
+    """One scenario selected: one shard of two runs it, the other has nothing to run and is no failure."""
+    results = [
+        pytester.runpytest_subprocess(
+            "-p",
+            "no:cacheprovider",
+            "--assert=plain",
+            "--adapter=openai",
+            f"--helix-shard={i}/2",
+            "-k",
+            "text_basic",
+        )
+        for i in (1, 2)
+    ]
+    assert [r.ret for r in results] == [pytest.ExitCode.OK, pytest.ExitCode.OK]
+    empty = "HARN-05 is judged on the merged report: 0 checks executed here"
+    assert sorted(empty in r.outlines for r in results) == [False, True]
