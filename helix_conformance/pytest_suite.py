@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from .reporting.outcomes import (
 from .reporting.safety import protect_env, safe_text, shown_setting
 from .reporting.writers import FORMATS, format_of
 from .settings import check_cassette_dir, check_writable, spelled
+from .sharding import Shard, assign, parse_shard
 from .suite import (
     PlannedCheck,
     SuiteRunner,
@@ -170,6 +172,17 @@ class ConformancePlugin:
             raise pytest.UsageError(problem)
         self.strict = bool(options["helix_strict"][0])
         self.gate = Gate(self.strict, None, bool(options["helix_write_baseline"][0]))
+        self.shard: Shard | None = (
+            parse_shard(options["helix_shard"][0]) if options["helix_shard"][0] else None
+        )
+        if self.shard is not None and self.gate.write_baseline:
+            raise pytest.UsageError(
+                f"{spelled('helix_shard', options['helix_shard'][1], self.shard)} with --helix-write-baseline: a "
+                "shard sees part of the suite; write the baseline from a run without --helix-shard"
+            )
+        self.shard_line = ""
+        self.last_failed = False
+        """Whether --lf narrowed the run to what failed last time (pytest's cache plugin): then not a gate."""
         baseline = options["helix_baseline"][0]
         baseline_warning = None
         if baseline and not (self.gate.write_baseline and not Path(baseline).exists()):
@@ -337,13 +350,16 @@ class ConformancePlugin:
             )
             item.add_marker(pytest.mark.helix_conformance)
             items.append(item)
+        if self.shard is not None:
+            items = self._in_shard(self.shard, planned, items)
         selected = self._select_by_arguments(session.config, items)
         self.deselected += len(items) - len(selected)  # naming checks by id selects, like -k
         items = selected
         report = pytest.CollectReport("", "passed", None, list[pytest.Item | pytest.Collector](items))
         hook.pytest_collectreport(report=report)
-        session.items = items
+        session.items = list(items)  # the hook narrows it in place (-k, -m, --lf)
         hook.pytest_collection_modifyitems(session=session, config=session.config, items=session.items)
+        self.last_failed = _narrowed_by_last_failed(session.config, items, session.items)
         runner.select([item.planned for item in session.items if isinstance(item, ConformanceItem)])
         runner.look_ahead = not hasattr(session.config, "workerinput")
         if self.record is not None and not session.config.option.collectonly:
@@ -353,9 +369,41 @@ class ConformancePlugin:
         session.testscollected = len(session.items)
         return True
 
+    def _in_shard(
+        self, shard: Shard, planned: list[PlannedCheck], items: list[pytest.Item]
+    ) -> list[pytest.Item]:
+        """The items of the scenarios of ``shard``, assigned over the full plan (sharding.py); the others are
+        not collected here (another shard's, not deselected: they do not narrow the run)."""
+        weights = Counter(p.scenario.id for p in planned if p.skip_reason is None)
+        scenarios = list(dict.fromkeys(p.scenario.id for p in planned))
+        shard_of = assign(((sid, weights[sid]) for sid in scenarios), shard.count)
+        mine = [item for item in items if shard_of[item.planned.scenario.id] == shard.index]  # type: ignore[attr-defined]
+        here = sum(1 for sid in scenarios if shard_of[sid] == shard.index)
+        self.shard_line = (
+            f"helix-conformance shard {shard}: {here} of {len(scenarios)} scenarios, {len(mine)} of "
+            f"{len(items)} checks (join the shards' JSON reports with helix-conformance report merge)"
+        )
+        return mine
+
+    def pytest_report_collectionfinish(self, config: pytest.Config) -> str | None:
+        return self.shard_line or None
+
+    def selection(self) -> dict[str, Any]:
+        """What this run judged, for the summary and the report (``json_report.report_data``)."""
+        return {
+            "shard": self.shard.as_data() if self.shard is not None else None,
+            "narrowed": bool(self.deselected),
+            "last_failed": self.last_failed,
+        }
+
     def _judge_harn_05(self, session: pytest.Session, exitstatus: int) -> None:
-        """HARN-05: a gate that checked nothing, or never exercised a declared capability, must not pass."""
+        """HARN-05: a gate that checked nothing, or never exercised a declared capability, must not pass. A
+        shard is not judged here: the merge judges the shards' outcomes joined (``reporting/merge.py``)."""
         errors = self.log.gate_errors
+        if self.shard is not None:
+            if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # a shard -k left empty: the merge judges
+                session.exitstatus = pytest.ExitCode.OK
+            return
         errors.extend(
             session_errors(
                 self.log,
@@ -407,6 +455,7 @@ class ConformancePlugin:
             stopped=bool(self._stopped(terminalreporter.config)),
             profile=self.resolved.spec.wire_profile,
             servers=declared_servers(self.resolved.spec, self.resolved.spec.wire_profile),
+            selection=self.selection(),
         ):
             in_process = line.startswith("VERDICT") and self.options["helix_in_process"][0]
             terminalreporter.write_line(f"{line} ({IN_PROCESS_NOTE})" if in_process else line)
@@ -439,6 +488,7 @@ class ConformancePlugin:
                 strict=self.strict,
                 exitstatus=int(session.exitstatus),
                 baseline=self.gate.baseline,
+                selection=self.selection(),
             )
             write_reports(self.report_paths, data)
             if self.options["helix_badge"][0]:
@@ -461,3 +511,18 @@ class ConformancePlugin:
             f"baseline written: {shown} ({count} known failure{'s' if count != 1 else ''}); edit each reason, "
             f"commit it, and gate with --helix-baseline={shown}"
         )
+
+
+def _narrowed_by_last_failed(
+    config: pytest.Config, before: list[pytest.Item], after: list[pytest.Item]
+) -> bool:
+    """Whether pytest's ``--lf`` (the cache plugin) left out checks that passed last time: the ids are stable
+    (``SUITE_PREFIX::test_conformance[profile::scenario::clause]``), so it reruns exactly what failed."""
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    if plugin is None or not config.getoption("lf", False):
+        return False
+    failed = getattr(plugin, "lastfailed", {})
+    return len(after) < len(before) and any(
+        getattr(item, "id", item.nodeid) in failed or item.nodeid in failed  # pytest 9 keys by NodeId
+        for item in before
+    )

@@ -72,6 +72,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _shard(text: str) -> str:
+    """``I/N``, normalised (``sharding.parse_shard`` reads it back)."""
+    from .sharding import parse_shard
+
+    return str(parse_shard(text))
+
+
 RECORD_MODES = ("none", "once", "new", "rewrite")
 
 
@@ -177,6 +184,14 @@ OPTIONS: tuple[Option, ...] = (
         None,
         _positive_int,
         metavar="N",
+    ),
+    Option(
+        "helix-shard",
+        "run shard I of N of the suite (whole scenarios, the same on every machine), e.g. 2/4 in a CI matrix; "
+        "a shard is not the gate: join the shards' JSON reports with `helix-conformance report merge`",
+        None,
+        _shard,
+        metavar="I/N",
     ),
     Option(
         "helix-in-process",

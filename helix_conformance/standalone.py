@@ -241,11 +241,7 @@ def run_suite(
     )
     gate.check_entries_exist(full, full[0].profile if full else spec.wire_profile)
     log.gate_errors.extend(gate.unmatched_errors())
-    failing = any(
-        o.status in ("failed", "stale") or (strict and o.status == "should_failed")
-        for o in log.items.values()
-    )
-    exit_status = 1 if failing or log.gate_errors else 0
+    exit_status = 1 if log.fails_gate(strict=strict) else 0
     resolved = isolation.resolved
     if resolved.requested != requested:
         resolved = ResolvedAdapter(spec, requested, resolved.target, resolved.origin, resolved.not_applicable)

@@ -19,6 +19,9 @@ def render_badge(data: dict[str, Any]) -> str:
         shown = f"{message} · {stale_words(len(stale))}"  # nothing is broken: the baseline is out of date
     else:
         shown = f"failing · {message}"
+    shard = (data.get("selection") or {}).get("shard")
+    if shard:  # one shard's verdict is not the adapter's: the badge of the merged report is
+        shown = f"shard {shard['index']}/{shard['count']} · {shown}"
     badge = {
         "schemaVersion": 1,
         "label": f"helix {data['adapter']['wire_profile']}",

@@ -42,9 +42,54 @@ def build_report(
     strict: bool,
     exitstatus: int,
     baseline: Baseline | None = None,
+    selection: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     spec = resolved.spec
-    servers = sorted(declared_servers(spec, spec.wire_profile))
+    adapter = {
+        "name": spec.name,
+        "requested": resolved.requested,
+        "target": resolved.target,
+        "wire_profile": spec.wire_profile,
+        "model": spec.model,
+        "capabilities": sorted(spec.capabilities),
+        "servers": sorted(declared_servers(spec, spec.wire_profile)),
+    }
+    settings = {
+        dest: {"value": shown_setting(value), "source": source} for dest, (value, source) in options.items()
+    }
+    shown_baseline = (
+        {"path": str(baseline.path), "entries": len(baseline.entries)} if baseline is not None else None
+    )
+    return report_data(
+        log,
+        adapter,
+        settings,
+        strict=strict,
+        exitstatus=exitstatus,
+        baseline=shown_baseline,
+        selection=selection or whole_suite(),
+    )
+
+
+def whole_suite() -> dict[str, Any]:
+    """The ``selection`` of a run of every check: no shard, nothing deselected."""
+    return {"shard": None, "narrowed": False, "last_failed": False}
+
+
+def report_data(
+    log: OutcomeLog,
+    adapter: dict[str, Any],
+    settings: dict[str, Any],
+    *,
+    strict: bool,
+    exitstatus: int,
+    baseline: dict[str, Any] | None,
+    selection: dict[str, Any],
+) -> dict[str, Any]:
+    """The report of ``log``, for a run (``build_report``) or for the shards' outcomes joined (``merge``).
+    ``selection``: the shard this run is (``sharding.Shard.as_data``), whether anything else was deselected
+    (``narrowed``), and whether ``--lf`` did it (``last_failed``)."""
+    requested = adapter["requested"]
     clauses = {}
     for clause_id, outcomes in sorted(log.by_clause().items(), key=lambda kv: list(CLAUSES).index(kv[0])):
         clause = CLAUSES[clause_id]
@@ -60,30 +105,18 @@ def build_report(
         "schema_version": SCHEMA_VERSION,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "tool": {"name": "helix-conformance", "version": __version__, "python": platform.python_version()},
-        "adapter": {
-            "name": spec.name,
-            "requested": resolved.requested,
-            "target": resolved.target,
-            "wire_profile": spec.wire_profile,
-            "model": spec.model,
-            "capabilities": sorted(spec.capabilities),
-            "servers": servers,
-        },
-        "settings": {
-            dest: {"value": shown_setting(value), "source": source}
-            for dest, (value, source) in options.items()
-        },
+        "adapter": adapter,
+        "settings": settings,
+        "selection": selection,
         "verdict": "pass" if exitstatus == 0 else "fail",
         "exit_status": exitstatus,
         "strict": strict,
         "gate_errors": [safe_text(error) for error in log.gate_errors],
-        "causes": causes_data(log, resolved.requested),
+        "causes": causes_data(log, requested),
         "notes": [safe_text(note) for note in log.notes],
-        "baseline": (
-            {"path": str(baseline.path), "entries": len(baseline.entries)} if baseline is not None else None
-        ),
+        "baseline": baseline,
         "areas": dict(AREAS),
-        "compatibility": matrix_data(log, spec.wire_profile, servers),
+        "compatibility": matrix_data(log, adapter["wire_profile"], frozenset(adapter["servers"])),
         "not_applicable": not_applicable_data(log),
         "clauses": clauses,
         "results": [
@@ -97,8 +130,11 @@ def build_report(
                 "message": o.message,
                 "baseline_reason": o.baseline_reason,
                 "servers": sorted(o.servers),
+                "requires": sorted(o.requires),
+                "cause": o.cause,
+                "happening": o.happening,
                 "duration_s": round(o.duration_s, 4),
-                "reproduce": f'pytest --adapter={resolved.requested} -k "{o.profile}::{o.scenario}::{o.clause}"',
+                "reproduce": f'pytest --adapter={requested} -k "{o.profile}::{o.scenario}::{o.clause}"',
             }
             for o in log.items.values()
         ],
@@ -140,4 +176,6 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
         data = {**data, "adapter": {"servers": [], **data["adapter"]}}
         data.setdefault("compatibility", None)
         data.setdefault("not_applicable", None)
+    if "selection" not in data:  # written before shards: a whole-suite run as far as it said
+        data = {**data, "selection": whole_suite()}
     return data

@@ -140,6 +140,14 @@ class OutcomeLog:
             grouped[outcome.clause].append(outcome)
         return grouped
 
+    def fails_gate(self, *, strict: bool) -> bool:
+        """The verdict from the outcomes: a MUST failure, a stale baseline entry, a SHOULD failure under
+        --helix-strict, or an error of the session (HARN-05, an early stop) fails the gate."""
+        return bool(self.gate_errors) or any(
+            o.status in ("failed", "stale") or (strict and o.status == "should_failed")
+            for o in self.items.values()
+        )
+
     def clause_status(self, clause: str) -> Status:
         """The worst outcome of the clause over its scenarios; skipped if none ran. ``stale``: the clause
         holds everywhere, but a baseline entry still lists it (that fails the gate, nothing is broken)."""

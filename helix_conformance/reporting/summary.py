@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..clauses import AREAS, CLAUSES
 from . import applicability, compatibility
 from .causes import render_causes, stale_entries
 from .outcomes import OutcomeLog, holds
 from .safety import safe_text
+from .views import scope_text
 
 SESSION_CLAUSE = "HARN-05"
 """Judged once per session by the plugin, not per scenario."""
@@ -22,9 +25,11 @@ def render_summary(
     stopped: bool = False,
     profile: str | None = None,
     servers: frozenset[str] = frozenset(),
+    selection: dict[str, Any] | None = None,
 ) -> list[str]:
     """``requested``: the --adapter value reproduction commands repeat; ``stopped``: the run stopped early;
-    ``profile`` and ``servers``: the adapter's wire profile and declared servers (the compatibility matrix)."""
+    ``profile`` and ``servers``: the adapter's wire profile and declared servers (the compatibility matrix);
+    ``selection``: the report's (a shard, a run narrowed by --lf: the verdict says it is not the gate's)."""
     by_clause = log.by_clause()
     header = (
         f"{'area':<24} {'clauses':>7} {'passed':>7} {'failed':>7} {'SHOULD✗':>8} {'known✗':>7} {'skipped':>8}"
@@ -92,8 +97,16 @@ def render_summary(
     lines.extend(render_causes(log, requested or adapter))
     lines.extend(time_lines(log))
     lines.extend(safe_text(line) for line in (*log.notes, *log.gate_errors))
-    if not log.gate_errors:
+    shard = (selection or {}).get("shard")
+    if not log.gate_errors and shard:
+        lines.append(
+            f"{SESSION_CLAUSE} is judged on the merged report: {log.executed()} checks executed here"
+        )
+    elif not log.gate_errors and (selection or {}).get("last_failed"):
+        lines.append(f"{SESSION_CLAUSE}: {log.executed()} checks executed (narrowed by --lf: not the gate)")
+    elif not log.gate_errors:
         lines.append(f"{SESSION_CLAUSE} holds: {log.executed()} checks executed (the gate ran)")
+    scope = scope_text(selection)
     failing = broken_must + (broken_should if strict else [])
     reasons = [f"{len(failing)} clause(s) broken: {', '.join(failing)}"] if failing else []
     if stale:
@@ -101,11 +114,14 @@ def render_summary(
         if not failing and not log.gate_errors:
             reasons.append("every executed MUST clause holds")
     if reasons or log.gate_errors:
-        lines.append(f"VERDICT: FAIL — {'; '.join(reasons) or 'see above'}")
+        lines.append(
+            f"VERDICT: FAIL — {'; '.join(reasons) or 'see above'}" + (f" ({scope})" if scope else "")
+        )
     else:
         lines.append(
             "VERDICT: PASS — every executed MUST clause holds"
             + (" (and every SHOULD clause)" if strict else "")
+            + (f" ({scope})" if scope else "")
         )
     return lines
 

@@ -41,10 +41,31 @@ def headline(data: dict[str, Any]) -> str:
     verdict = "PASS" if data["verdict"] == "pass" else "FAIL"
     stale = stale_results(data)
     tail = f"; {stale_words(len(stale))} fail the gate" if stale else ""
+    scope = scope_text(data.get("selection"))
     return (
         f"{verdict}: adapter {adapter['name']} ({adapter['wire_profile']}, {adapter['model']}) — "
         f"{clauses_holding(data)} clauses hold, {executed(data)} checks executed{tail}"
+        + (f" ({scope})" if scope else "")
     )
+
+
+def scope_text(selection: dict[str, Any] | None) -> str | None:
+    """Why a verdict is not the gate's, or None: it judged one shard (``--helix-shard``), or a run narrowed
+    to what failed last time (``--lf``). Said beside the verdict in the summary and every report."""
+    if not selection:
+        return None
+    parts = []
+    shard = selection.get("shard")
+    if shard:
+        parts.append(
+            f"shard {shard['index']}/{shard['count']} of the suite: judges this shard, not the gate; join the "
+            "shards' JSON reports with helix-conformance report merge"
+        )
+    if selection.get("last_failed"):
+        parts.append(
+            "narrowed by --lf to what failed last time: not a gate; run without --lf for the verdict"
+        )
+    return "; ".join(parts) or None
 
 
 def causes_heading(causes: list[dict[str, Any]]) -> str:
