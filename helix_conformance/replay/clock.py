@@ -62,12 +62,29 @@ _TEST_RUNNER_PACKAGES = ("/execnet/", "/xdist/")
 they wait on their pipe, whatever their innermost frame (``--helix-in-process`` under ``-n``)."""
 
 
+def _woken(frame: Any) -> bool:
+    """Whether ``frame`` is ``threading.Condition.wait`` (under Event.wait, Thread.start, Queue.get...) of a
+    thread already notified: ``notify`` took its waiter lock out of ``_waiters``, so it runs as soon as it
+    gets the GIL. Its frame still shows the wait until then; counting it idle let another thread's sleep be
+    skipped before it ran (a thread started just before ``return`` called back before the step returned)."""
+    if frame.f_code.co_name != "wait":
+        return False
+    local = frame.f_locals
+    waiters = getattr(local.get("self"), "_waiters", None)
+    waiter = local.get("waiter")
+    if waiters is None:
+        return False
+    return waiter is None or waiter not in waiters  # not yet waiting, or notified (or timed out)
+
+
 def thread_is_idle(frame: Any) -> bool:
     """Whether a thread whose innermost frame is ``frame`` waits for someone else (``_IDLE_FRAMES``,
-    ``_IDLE_CODES``)."""
+    ``_IDLE_CODES``) and was not woken yet (``_woken``)."""
     if frame is None or frame.f_code in _IDLE_CODES:
         return True
     name = frame.f_code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
+    if name == "threading.py" and _woken(frame):
+        return False
     if (name, None) in _IDLE_FRAMES or (name, frame.f_code.co_name) in _IDLE_FRAMES:
         return True
     while frame is not None:
