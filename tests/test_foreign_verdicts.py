@@ -211,7 +211,10 @@ def test_res_12_is_not_judged_against_an_unfaulted_run_that_already_failed() -> 
     assert res12["outcome"] == "skipped", res12[
         "message"
     ]  # before: "the result differs from the unfaulted run's"
-    assert "the unfaulted run already returned an error" in res12["message"]
+    # Since red-run (one bug, one cause), the error result for a complete success response is a root cause
+    # owned by RES-02: RES-12 skips with its reason instead of faults.py's own "unfaulted run already failed".
+    assert "returned an ErrorStepResult for a complete success response" in res12["message"]
+    assert "(reported once, on RES-02)" in res12["message"]
 
 
 # --- 1e: what the providers' request schemas allow ---------------------------------------------------------

@@ -168,7 +168,7 @@ def test_streamed_bodies_keep_every_byte(tmp_path: Path, name: str) -> None:
                 }
             ),
             (),
-            "not valid gzip",
+            "content-encoding: gzip but its body is not gzip data",
         ),
         ("x.chunks.txt", '{"choices": []}\nnot json\n', (), "line 2 is not JSON"),
         ("u.chunks.txt", '{"hello": 1}\n', (), "matches no wire profile"),

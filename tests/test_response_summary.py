@@ -338,7 +338,9 @@ def test_event_labels() -> None:
     (gemini,) = _summaries("gemini", CASSETTES / "gemini" / "thinking_tool_call.yaml")
     assert gemini.events == ("thought", "thought", "functionCall", "finish")
     (openai,) = _summaries("openai-chat", CASSETTES / "openai-chat" / "compat_tool_calls_without_index.yaml")
-    assert openai.events == ("tool_calls", "tool_calls+finish", "[DONE]")  # no usage chunk: none asked
+    assert openai.events == ("tool_calls", "tool_calls+finish", "[DONE]")  # no usage chunk: not asked for
+    (usage,) = _summaries("openai-chat", CASSETTES / "openai-chat" / "text_usage_chunk.yaml")
+    assert usage.events[-3:] == ("finish", "usage", "[DONE]")  # asked for: stream_options.include_usage
 
 
 def test_a_profile_without_a_reader_says_so() -> None:

@@ -6,6 +6,7 @@ forged green report, a PASS, a hang, a traceback) before the sandbox."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -354,3 +355,30 @@ def test_a_daemon_forked_in_a_step_is_named_and_killed_after_it(
         time.sleep(0.05)
     if not namespaces:  # in a PID namespace the pid it wrote is its own namespace's, not ours
         assert not any(_alive(pid) for pid in pids), pids
+
+
+def test_escapes_are_counted_for_the_run_that_made_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs are pipelined: when the parent reads a run's answer, the worker may be in the next run and its
+    packets already in the namespace's counter. The worker's own count of the run decides (the keeper's delta
+    since the last answer said '2 packet(s)' on a loaded machine, and 0 on the next run)."""
+    from helix_conformance.worker import keeper as keeper_module
+
+    link = keeper_module.KeeperLink(sock=socket.socket(), pid=0, hello={"tier": "namespaces"})
+    try:
+        monkeypatch.setattr(
+            keeper_module, "escape_attempts", lambda pid: 2
+        )  # this run's packet and the next's
+        assert link.new_escapes(1) == [_packets(1)]
+        assert link.new_escapes(1) == [_packets(1)]  # the next run's, counted on it
+        assert link.new_escapes(0) == []
+        monkeypatch.setattr(keeper_module, "escape_attempts", lambda pid: 3)
+        assert link.new_escapes() == [_packets(1)]  # a worker that sent no count: the keeper's delta
+    finally:
+        link.sock.close()
+
+
+def _packets(count: int) -> str:
+    return (
+        f"{count} packet(s) to addresses outside loopback, from code the audit hook does not see (native "
+        "code, ctypes): refused by the sandbox, which has no route out"
+    )

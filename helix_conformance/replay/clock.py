@@ -62,12 +62,29 @@ _TEST_RUNNER_PACKAGES = ("/execnet/", "/xdist/")
 they wait on their pipe, whatever their innermost frame (``--helix-in-process`` under ``-n``)."""
 
 
+def _woken(frame: Any) -> bool:
+    """Whether ``frame`` is ``threading.Condition.wait`` (under Event.wait, Thread.start, Queue.get...) of a
+    thread already notified: ``notify`` took its waiter lock out of ``_waiters``, so it runs as soon as it
+    gets the GIL. Its frame still shows the wait until then; counting it idle let another thread's sleep be
+    skipped before it ran (a thread started just before ``return`` called back before the step returned)."""
+    if frame.f_code.co_name != "wait":
+        return False
+    local = frame.f_locals
+    waiters = getattr(local.get("self"), "_waiters", None)
+    waiter = local.get("waiter")
+    if waiters is None:
+        return False
+    return waiter is None or waiter not in waiters  # not yet waiting, or notified (or timed out)
+
+
 def thread_is_idle(frame: Any) -> bool:
     """Whether a thread whose innermost frame is ``frame`` waits for someone else (``_IDLE_FRAMES``,
-    ``_IDLE_CODES``)."""
+    ``_IDLE_CODES``) and was not woken yet (``_woken``)."""
     if frame is None or frame.f_code in _IDLE_CODES:
         return True
     name = frame.f_code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
+    if name == "threading.py" and _woken(frame):
+        return False
     if (name, None) in _IDLE_FRAMES or (name, frame.f_code.co_name) in _IDLE_FRAMES:
         return True
     while frame is not None:
@@ -120,18 +137,30 @@ class _VirtualSelector(selectors.BaseSelector):
         timer = loop.time() + timeout < loop.hard_deadline  # else the harness's limit, never jumped to...
         if not timer and loop.timer_past_the_limit():
             timer = True  # ...unless a timer of the adapter's lies beyond it: the limit comes first in real time too
-        if timer and loop.may_skip():
-            # A thread just woken (a job handed to a pool) still shows the frame it waited in until it gets
-            # the GIL: a short real wait lets it start (or post its result) before the idle check is trusted.
-            ready = self.real.select(min(timeout, SETTLE_S))
-            if ready or not loop.may_skip():
-                return ready
-            loop.advance(max(0.0, timeout - SETTLE_S))
-            return []
+        if not timer:  # a wait on the limit alone (a job at work, a hang) is never jumped, nor counted
+            return self.real.select(timeout)
         started = time.monotonic()
-        ready = self.real.select(timeout)
-        if timer:  # a wait on the limit alone (a job at work, a hang) is not a timer virtual time left out
-            loop.real_wait_s += time.monotonic() - started
+        deadline, wait = started + timeout, SETTLE_S
+        while (left := deadline - time.monotonic()) > 0:
+            if loop.may_skip():
+                # A thread just woken (a job handed to a pool) still shows the frame it waited in until it
+                # gets the GIL: a short real wait lets it start (or post its result) before the check is trusted.
+                idle_from = time.monotonic()
+                ready = self.real.select(min(left, SETTLE_S))
+                if ready:
+                    break
+                if loop.may_skip():
+                    loop.real_wait_s += idle_from - started  # the settling is the jump's, as before
+                    loop.advance(max(0.0, deadline - time.monotonic()))
+                    return []
+            else:  # at work now, idle soon (a thread starting the loop's): look again, not after the whole wait
+                ready = self.real.select(min(left, wait))
+                wait = min(wait * 2, SLEEP_RECHECK_MAX_S)
+                if ready:
+                    break
+        else:
+            ready = []
+        loop.real_wait_s += time.monotonic() - started
         return ready
 
 

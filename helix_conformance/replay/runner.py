@@ -36,6 +36,8 @@ POST_RETURN_WAIT_S = 0.001
 LATE_WORK_WAIT_S = 0.1
 """In the main run, leftover tasks and timers due this soon are let run before they are cancelled, so a
 callback fired a little after the return is seen (STR-07); conforming adapters leave nothing: no cost."""
+LATE_THREAD_POLL_S = 0.005
+"""How often the loop looks whether the threads left at work after the return have ended."""
 THREAD_GRACE_S = 2.0
 ADAPTER_TIMEOUT_SHARE = 0.2
 """``AdapterContext.timeout`` in replay: this share of the scenario's limit (--helix-timeout), so a stall the
@@ -401,15 +403,16 @@ async def _let_late_work_run(
     tasks: list[asyncio.Task[Any]], limit: float, threads: list[threading.Thread] | None = None
 ) -> None:
     """Let leftover tasks and threads finish, and timers due within ``limit`` fire, so what they call lands
-    in the trace. Threads are real: they are waited for in real time (the loop has nothing left to do)."""
+    in the trace. Threads are waited for by the running loop, a timer always due: a thread's sleep is skipped
+    only up to it, so one sleeping past the window cannot move the loop's clock with it (a join blocked the
+    loop, which then looked idle, and a thread's 6 s sleep was skipped whole)."""
     loop = asyncio.get_running_loop()
     end = loop.time() + limit
     if tasks and limit > POST_RETURN_WAIT_S:
         await asyncio.wait(tasks, timeout=limit)
     if threads and limit > POST_RETURN_WAIT_S:
-        until = time.monotonic() + limit
-        for thread in threads:
-            thread.join(max(0.0, until - time.monotonic()))
+        while any(t.is_alive() for t in threads) and (left := end - loop.time()) > 0:
+            await asyncio.sleep(min(LATE_THREAD_POLL_S, left))
     due = [h.when() for h in getattr(loop, "_scheduled", ()) if not h.cancelled() and h.when() <= end]
     if due:
         await asyncio.sleep(max(0.0, max(due) - loop.time()) + POST_RETURN_WAIT_S)

@@ -19,6 +19,7 @@ import traceback
 from typing import Any
 
 from . import guard
+from .keeper import escape_attempts
 from .protocol import (
     EXIT_CHANNEL_LOST,
     PROTOCOL_VERSION,
@@ -129,10 +130,12 @@ class Worker:
         try:
             scenario, profile, interactions, options, base_url, scripted = pickle.loads(payload)
             guard.drain()
+            escapes = escape_attempts("self")
             run = run_scenario(
                 scenario, self.spec, profile, interactions, options, base_url=base_url, scripted=scripted
             )
             run.unintercepted.extend(guard.drain())
+            escapes = escape_attempts("self") - escapes  # this run's alone (keeper.new_escapes)
             data = encode_run(run)
         except BaseException as exc:  # the harness side of the worker failed: say so, keep serving
             self.send(
@@ -144,7 +147,7 @@ class Worker:
                 )
             )
             return
-        self.send(header("result", id=run_id, run=data))
+        self.send(header("result", id=run_id, run=data, escapes=escapes))
 
 
 def main(argv: list[str]) -> None:

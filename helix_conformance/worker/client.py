@@ -373,7 +373,7 @@ class AdapterWorker:
             self.kill()
             return lost_run(options, interactions, started, raised=garbled(str(exc)))
         if self.process.keeper is not None:
-            run.unintercepted.extend(self.process.keeper.after_run())
+            run.unintercepted.extend(self.process.keeper.after_run(answer.get("escapes")))
         if run.timed_out:
             run.hang_note = vitals(self.process.popen.pid)
             self.kill()  # a thread of the adapter may still spin in there: start the next run clean

@@ -112,10 +112,11 @@ class KeeperLink:
             pass
         return self.ended
 
-    def after_run(self) -> list[str]:
+    def after_run(self, escapes: Any = None) -> list[str]:
         """What the adapter did behind the audit hook's back during the run just answered, for HARN-01:
-        connection attempts the sandbox refused, and processes it started (then killed here)."""
-        return self.new_escapes() + self.end_strays()
+        connection attempts the sandbox refused, and processes it started (then killed here). ``escapes``: the
+        run's own count, as the worker read it before and after the run (``result``'s ``escapes``)."""
+        return self.new_escapes(escapes) + self.end_strays()
 
     def end_strays(self) -> list[str]:
         """Processes the adapter started that still exist after its step (a fork or exec in native code, which
@@ -142,13 +143,17 @@ class KeeperLink:
                 )
         return named
 
-    def new_escapes(self) -> list[str]:
-        """Connection attempts out of the worker's network namespace since the last call, as HARN-01 reports
-        them: the kernel refused them (no route), the audit hook did not see them (native code)."""
+    def new_escapes(self, reported: Any = None) -> list[str]:
+        """Connection attempts out of the worker's network namespace during the run just answered, as HARN-01
+        reports them: the kernel refused them (no route), the audit hook did not see them (native code). The
+        worker's count of the run (``reported``) where it sent one: runs are pipelined, so by the time the
+        answer is read here the worker may be in the next run, whose packets the counter holds already (the
+        keeper's count since the last answer, kept for a worker that sent none, was load-dependent)."""
         if not self.confined:
             return []
         count = escape_attempts(self.pid)
-        new, self._escapes_seen = count - self._escapes_seen, max(count, self._escapes_seen)
+        since, self._escapes_seen = count - self._escapes_seen, max(count, self._escapes_seen)
+        new = reported if isinstance(reported, int) and not isinstance(reported, bool) else since
         if new <= 0:
             return []
         return [
@@ -270,8 +275,9 @@ ESCAPE_COUNTERS = ("IpOutNoRoutes", "Ip6OutNoRoutes")
 (a TCP connect, a UDP send), whatever code made it."""
 
 
-def escape_attempts(keeper_pid: int) -> int:
-    """The kernel's count of packets with no route out of the worker's namespace so far."""
-    snmp = _counters(f"/proc/{keeper_pid}/net/snmp")
-    snmp.update(_counters(f"/proc/{keeper_pid}/net/snmp6"))
+def escape_attempts(pid: int | str) -> int:
+    """The kernel's count of packets with no route out of the network namespace of ``pid`` (the keeper's, or
+    ``"self"`` in the worker) so far."""
+    snmp = _counters(f"/proc/{pid}/net/snmp")
+    snmp.update(_counters(f"/proc/{pid}/net/snmp6"))
     return sum(snmp.get(name, 0) for name in ESCAPE_COUNTERS)

@@ -370,7 +370,7 @@ class WorkerPool(RunPool["Ticket"]):
                 return
             run.duration_s = took
             if slot.worker.process is not None and slot.worker.process.keeper is not None:
-                run.unintercepted.extend(slot.worker.process.keeper.after_run())
+                run.unintercepted.extend(slot.worker.process.keeper.after_run(message.get("escapes")))
             if run.timed_out:
                 run.hang_note = vitals(slot.worker.process.popen.pid) if slot.worker.process else ""
                 self._restart(slot)  # a thread of the adapter may still spin in there: start clean
