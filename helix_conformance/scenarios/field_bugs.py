@@ -17,6 +17,7 @@ from ..contract import (
     ToolMessage,
     UserMessage,
 )
+from .failures import TYPED_STREAM_ERRORS
 from .fixtures import (
     FINISH_LOOKALIKE,
     GET_TIME,
@@ -343,6 +344,7 @@ RETRIES: tuple[Scenario, ...] = (
         expect=Expected("error", "error", error_codes=("provider_overloaded",)),
         requires=frozenset({"retries"}),
         tags=frozenset({"retry", "output_streamed"}),
+        profiles=TYPED_STREAM_ERRORS,  # a retryable in-stream error: Cohere's stream says only ERROR
     ),
     Scenario(
         id="retry_after_seconds",
