@@ -187,6 +187,11 @@ INPUTS: tuple[Scenario, ...] = (
             "tool_use",
             tool_calls=(call("call_Da5hE6dN7aM8eT9oO0lCa1lX", "get-weather", PARIS),),
         ),
+        # Cohere takes A-Za-z0-9_ only ("tool names can only contain certain characters (A-Za-z0-9_)", its v2
+        # chat error; cohere_stream.ERROR_BODIES): a dash is TOOL-05's there, refused before the request.
+        profiles=frozenset(
+            {"openai-chat", "anthropic-messages", "gemini", "openai-responses", "bedrock-converse"}
+        ),
     ),
     Scenario(
         id="tool_name_with_dot",
