@@ -81,6 +81,8 @@ NORMALIZED: dict[str, StopReason] = {  # pydantic-ai's own FinishReason, where t
     "length": "max_tokens",
     "content_filter": "content_filter",
 }
+REDACTED = "redacted_thinking"
+"""The id pydantic-ai gives a ThinkingPart holding a redacted_thinking block's data as its signature."""
 OPTIONS_KEY = {"openai": "openai", "anthropic": "anthropic", "google": "gemini", "openai-responses": "openai"}
 
 
@@ -100,6 +102,10 @@ def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
                     ThinkingPart(
                         content=m.thinking.content, signature=m.thinking.signature, provider_name=system
                     )
+                )
+                response.extend(  # pydantic-ai's own form of a redacted_thinking block (MSG-08)
+                    ThinkingPart(id=REDACTED, content="", signature=data, provider_name=system)
+                    for data in m.thinking.redacted
                 )
             if m.content or not m.tool_calls:  # an empty answer is a turn too (MSG-02/05)
                 response.append(TextPart(content=m.content or ""))
@@ -203,7 +209,8 @@ class PydanticAIAdapter:
                 if isinstance(event, PartStartEvent):
                     part = event.part
                     if isinstance(part, ThinkingPart):
-                        await thinking.delta(part.content)
+                        if part.id != REDACTED:
+                            await thinking.delta(part.content)
                     elif isinstance(part, TextPart):
                         await thinking.end()
                         await emit.text(part.content)
@@ -219,7 +226,9 @@ class PydanticAIAdapter:
             response = stream.get()
         await thinking.end()
         for part in response.parts:
-            if isinstance(part, ThinkingPart) and part.signature:
+            if isinstance(part, ThinkingPart) and part.id == REDACTED and part.signature:
+                thinking.redacted.append(part.signature)
+            elif isinstance(part, ThinkingPart) and part.signature:
                 thinking.signature = part.signature
                 thinking.seen = True
         calls = [
@@ -233,6 +242,8 @@ class PydanticAIAdapter:
                 "the stream ended without a finish reason", code="provider_error", retryable=True
             )
         stop = STOP[self._provider].get(str(raw)) if raw is not None else None
+        if (response.provider_details or {}).get("refusal"):
+            stop = "refusal"  # pydantic-ai's FinishReason has no refusal: it says content_filter, the text aside
         if stop is None:
             stop = NORMALIZED.get(str(response.finish_reason), "unknown")
         return await _glue.finish(
