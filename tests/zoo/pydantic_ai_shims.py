@@ -97,15 +97,19 @@ def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
                 out.append(ModelRequest(parts=parts))
                 parts = []
             response: list[Any] = []
+            gemini = system.startswith("google")
             if m.thinking is not None:
                 response.append(
                     ThinkingPart(
-                        content=m.thinking.content, signature=m.thinking.signature, provider_name=system
+                        content=m.thinking.content,
+                        signature=None if gemini else m.thinking.signature,
+                        provider_name=system,
                     )
                 )
-                response.extend(  # pydantic-ai's own form of a redacted_thinking block (MSG-08)
+                response.extend(  # pydantic-ai's own form of Anthropic's redacted_thinking block (MSG-08)
                     ThinkingPart(id=REDACTED, content="", signature=data, provider_name=system)
                     for data in m.thinking.redacted
+                    if system == "anthropic"
                 )
             if m.content or not m.tool_calls:  # an empty answer is a turn too (MSG-02/05)
                 response.append(TextPart(content=m.content or ""))
@@ -113,7 +117,9 @@ def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
                 ToolCallPart(tool_name=c.name, args=dict(c.arguments), tool_call_id=c.id)
                 for c in m.tool_calls or ()
             )
-            out.append(ModelResponse(parts=response))
+            if gemini and m.thinking is not None and m.thinking.signature:
+                _place_thought_signature(response, m.thinking.signature, system)
+            out.append(ModelResponse(parts=response, provider_name=system))
         elif isinstance(m, SystemMessage):
             parts.append(SystemPromptPart(content=m.content))
         elif isinstance(m, ToolMessage):
@@ -125,6 +131,26 @@ def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
     if parts:
         out.append(ModelRequest(parts=parts))
     return out
+
+
+def _place_thought_signature(parts: list[Any], signature: str, system: str) -> None:
+    """Gemini: pydantic-ai keeps a thoughtSignature on the part that carried it (``provider_details``), and the
+    API returns it on the turn's first functionCall part, else on its text (MSG-08)."""
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
+    texts = [p for p in parts if isinstance(p, TextPart)]
+    for part in (calls or texts)[:1]:
+        part.provider_details = {"thought_signature": signature}
+        part.provider_name = system
+
+
+def _thought_signature(response: ModelResponse) -> str | None:
+    """The Gemini thoughtSignature pydantic-ai put in a part's provider_details, first functionCall first."""
+    parts = sorted(response.parts, key=lambda p: not isinstance(p, ToolCallPart))
+    for part in parts:
+        signature = (getattr(part, "provider_details", None) or {}).get("thought_signature")
+        if signature:
+            return str(signature)
+    return None
 
 
 def _settings(input: LLMGenerateInput, provider: str, timeout: float) -> ModelSettings:
@@ -231,6 +257,9 @@ class PydanticAIAdapter:
             elif isinstance(part, ThinkingPart) and part.signature:
                 thinking.signature = part.signature
                 thinking.seen = True
+        if self._provider == "google" and (signature := _thought_signature(response)):
+            thinking.signature = signature
+            thinking.seen = True
         calls = [
             _glue.Call(p.tool_call_id, p.tool_name, p.args)
             for p in response.parts
