@@ -213,6 +213,20 @@ def _error(exc: Exception) -> HelixError:
     return error
 
 
+class _RawReasoning:
+    """OpenAI Responses reasoning text (``response.reasoning_text.delta``): pydantic-ai keeps it in the thinking
+    part's ``provider_details['raw_content']``, not its content; this hands out what each delta added."""
+
+    def __init__(self) -> None:
+        self._sent: dict[int, int] = {}
+
+    def more(self, index: int, part: Any) -> str:
+        text = "".join((getattr(part, "provider_details", None) or {}).get("raw_content") or ())
+        new = text[self._sent.get(index, 0) :]
+        self._sent[index] = len(text)
+        return new
+
+
 class PydanticAIAdapter:
     def __init__(self, *, provider: str, profile: str, model: Model, api_key: str, timeout: float) -> None:
         self._provider = provider
@@ -228,6 +242,7 @@ class PydanticAIAdapter:
 
     async def _stream(self, input: LLMGenerateInput, emit: _glue.SafeCallbacks) -> StepResult:
         thinking = _glue.ThinkingTracker(emit)
+        raw = _RawReasoning()
         messages = _messages(input, self._model.system)
         settings = _settings(input, self._provider, self._timeout)
         async with self._model.request_stream(messages, settings, _tools(input)) as stream:
@@ -246,6 +261,8 @@ class PydanticAIAdapter:
                     delta = event.delta
                     if isinstance(delta, ThinkingPartDelta) and delta.content_delta:
                         await thinking.delta(delta.content_delta)
+                    elif isinstance(delta, ThinkingPartDelta) and delta.provider_details is not None:
+                        await thinking.delta(raw.more(event.index, stream.get().parts[event.index]))
                     elif isinstance(delta, TextPartDelta):
                         await thinking.end()
                         await emit.text(delta.content_delta)
