@@ -289,7 +289,7 @@ class PydanticAIAdapter:
             )
         stop = STOP[self._provider].get(str(raw)) if raw is not None else None
         if (response.provider_details or {}).get("refusal"):
-            stop = "refusal"  # pydantic-ai's FinishReason has no refusal: it says content_filter, the text aside
+            stop = "refusal"  # pydantic-ai says content_filter and keeps the refusal aside
         if stop is None:
             stop = NORMALIZED.get(str(response.finish_reason), "unknown")
         return await _glue.finish(
