@@ -81,6 +81,8 @@ NORMALIZED: dict[str, StopReason] = {  # pydantic-ai's own FinishReason, where t
     "length": "max_tokens",
     "content_filter": "content_filter",
 }
+REDACTED = "redacted_thinking"
+"""The id pydantic-ai gives a ThinkingPart holding a redacted_thinking block's data as its signature."""
 OPTIONS_KEY = {"openai": "openai", "anthropic": "anthropic", "google": "gemini", "openai-responses": "openai"}
 
 
@@ -95,11 +97,19 @@ def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
                 out.append(ModelRequest(parts=parts))
                 parts = []
             response: list[Any] = []
+            gemini = system.startswith("google")
             if m.thinking is not None:
                 response.append(
                     ThinkingPart(
-                        content=m.thinking.content, signature=m.thinking.signature, provider_name=system
+                        content=m.thinking.content,
+                        signature=None if gemini else m.thinking.signature,
+                        provider_name=system,
                     )
+                )
+                response.extend(  # pydantic-ai's own form of Anthropic's redacted_thinking block (MSG-08)
+                    ThinkingPart(id=REDACTED, content="", signature=data, provider_name=system)
+                    for data in m.thinking.redacted
+                    if system == "anthropic"
                 )
             if m.content or not m.tool_calls:  # an empty answer is a turn too (MSG-02/05)
                 response.append(TextPart(content=m.content or ""))
@@ -107,7 +117,9 @@ def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
                 ToolCallPart(tool_name=c.name, args=dict(c.arguments), tool_call_id=c.id)
                 for c in m.tool_calls or ()
             )
-            out.append(ModelResponse(parts=response))
+            if gemini and m.thinking is not None and m.thinking.signature:
+                _place_thought_signature(response, m.thinking.signature, system)
+            out.append(ModelResponse(parts=response, provider_name=system))
         elif isinstance(m, SystemMessage):
             parts.append(SystemPromptPart(content=m.content))
         elif isinstance(m, ToolMessage):
@@ -119,6 +131,26 @@ def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
     if parts:
         out.append(ModelRequest(parts=parts))
     return out
+
+
+def _place_thought_signature(parts: list[Any], signature: str, system: str) -> None:
+    """Gemini: pydantic-ai keeps a thoughtSignature on the part that carried it (``provider_details``), and the
+    API returns it on the turn's first functionCall part, else on its text (MSG-08)."""
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
+    texts = [p for p in parts if isinstance(p, TextPart)]
+    for part in (calls or texts)[:1]:
+        part.provider_details = {"thought_signature": signature}
+        part.provider_name = system
+
+
+def _thought_signature(response: ModelResponse) -> str | None:
+    """The Gemini thoughtSignature pydantic-ai put in a part's provider_details, first functionCall first."""
+    parts = sorted(response.parts, key=lambda p: not isinstance(p, ToolCallPart))
+    for part in parts:
+        signature = (getattr(part, "provider_details", None) or {}).get("thought_signature")
+        if signature:
+            return str(signature)
+    return None
 
 
 def _settings(input: LLMGenerateInput, provider: str, timeout: float) -> ModelSettings:
@@ -181,6 +213,20 @@ def _error(exc: Exception) -> HelixError:
     return error
 
 
+class _RawReasoning:
+    """OpenAI Responses reasoning text (``response.reasoning_text.delta``): pydantic-ai keeps it in the thinking
+    part's ``provider_details['raw_content']``, not its content; this hands out what each delta added."""
+
+    def __init__(self) -> None:
+        self._sent: dict[int, int] = {}
+
+    def more(self, index: int, part: Any) -> str:
+        text = "".join((getattr(part, "provider_details", None) or {}).get("raw_content") or ())
+        new = text[self._sent.get(index, 0) :]
+        self._sent[index] = len(text)
+        return new
+
+
 class PydanticAIAdapter:
     def __init__(self, *, provider: str, profile: str, model: Model, api_key: str, timeout: float) -> None:
         self._provider = provider
@@ -196,6 +242,7 @@ class PydanticAIAdapter:
 
     async def _stream(self, input: LLMGenerateInput, emit: _glue.SafeCallbacks) -> StepResult:
         thinking = _glue.ThinkingTracker(emit)
+        raw = _RawReasoning()
         messages = _messages(input, self._model.system)
         settings = _settings(input, self._provider, self._timeout)
         async with self._model.request_stream(messages, settings, _tools(input)) as stream:
@@ -203,7 +250,8 @@ class PydanticAIAdapter:
                 if isinstance(event, PartStartEvent):
                     part = event.part
                     if isinstance(part, ThinkingPart):
-                        await thinking.delta(part.content)
+                        if part.id != REDACTED:
+                            await thinking.delta(part.content)
                     elif isinstance(part, TextPart):
                         await thinking.end()
                         await emit.text(part.content)
@@ -213,15 +261,22 @@ class PydanticAIAdapter:
                     delta = event.delta
                     if isinstance(delta, ThinkingPartDelta) and delta.content_delta:
                         await thinking.delta(delta.content_delta)
+                    elif isinstance(delta, ThinkingPartDelta) and delta.provider_details is not None:
+                        await thinking.delta(raw.more(event.index, stream.get().parts[event.index]))
                     elif isinstance(delta, TextPartDelta):
                         await thinking.end()
                         await emit.text(delta.content_delta)
             response = stream.get()
         await thinking.end()
         for part in response.parts:
-            if isinstance(part, ThinkingPart) and part.signature:
+            if isinstance(part, ThinkingPart) and part.id == REDACTED and part.signature:
+                thinking.redacted.append(part.signature)
+            elif isinstance(part, ThinkingPart) and part.signature:
                 thinking.signature = part.signature
                 thinking.seen = True
+        if self._provider == "google" and (signature := _thought_signature(response)):
+            thinking.signature = signature
+            thinking.seen = True
         calls = [
             _glue.Call(p.tool_call_id, p.tool_name, p.args)
             for p in response.parts
@@ -233,6 +288,8 @@ class PydanticAIAdapter:
                 "the stream ended without a finish reason", code="provider_error", retryable=True
             )
         stop = STOP[self._provider].get(str(raw)) if raw is not None else None
+        if (response.provider_details or {}).get("refusal"):
+            stop = "refusal"  # pydantic-ai says content_filter and keeps the refusal aside
         if stop is None:
             stop = NORMALIZED.get(str(response.finish_reason), "unknown")
         return await _glue.finish(
