@@ -16,7 +16,7 @@ from ..contract import (
     ThinkingContent,
     ToolCallsStepResult,
 )
-from ..scenarios.model import HttpError, Scenario, Stream, StreamError
+from ..scenarios.model import HttpError, RedactedThinking, Scenario, Stream, StreamError
 from .base import DecodedRequest, DecodedTool, WireProfile
 
 WIRE_FREE_CLAUSES = frozenset(
@@ -62,7 +62,18 @@ _WIRE_TAGS = frozenset({"transport", "bad_body", "partial", "stall", "retry", "i
 def scripted_result(scenario: Scenario) -> object:
     """The scenario's expected outcome as the StepResult a scripted adapter returns."""
     expect = scenario.expect
-    thinking = ThinkingContent(content=expect.thinking) if expect.thinking is not None else None
+    redacted = [  # redacted reasoning is returned too, verbatim (RES-08)
+        part.data
+        for exchange in scenario.exchanges
+        if isinstance(exchange.response, (Stream, StreamError))
+        for part in exchange.response.parts
+        if isinstance(part, RedactedThinking)
+    ]
+    thinking = (
+        ThinkingContent(content=expect.thinking or "", redacted=redacted)
+        if expect.thinking is not None or redacted
+        else None
+    )
     if expect.type == "text":
         return TextStepResult(
             content=expect.content or "",

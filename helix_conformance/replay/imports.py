@@ -20,6 +20,19 @@ _totals = {"seconds": 0.0, "modules": 0}
 _ongoing: dict[int, float] = {}
 """Outermost imports under way, by thread: a run cut off by its time limit mid-import counts them too."""
 _installed: list[Callable[..., Any]] = []
+_jumps: list[Callable[[], float]] = []
+"""The virtual seconds the running run's loop has jumped (``count_jumps``): a ``time.sleep`` inside an import
+is skipped by virtual time yet counts against the run's limit, so it counts as import time too."""
+
+
+def count_jumps(source: Callable[[], float] | None) -> None:
+    """Add ``source``'s virtual seconds to the imports under way while it jumps (None: no run is under way)."""
+    with _lock:
+        _jumps[:] = [source] if source is not None else []
+
+
+def _jumped() -> float:
+    return _jumps[0]() if _jumps else 0.0
 
 
 def install() -> None:
@@ -36,7 +49,7 @@ def install() -> None:
             if getattr(_local, "inside", False):
                 return original(name, import_)  # a nested import: its time is its importer's
             _local.inside = True
-            started = time.perf_counter()
+            started = time.perf_counter() + _jumped()
             with _lock:
                 _ongoing[threading.get_ident()] = started
             try:
@@ -45,7 +58,7 @@ def install() -> None:
                 _local.inside = False
                 with _lock:
                     _ongoing.pop(threading.get_ident(), None)
-                    _totals["seconds"] += time.perf_counter() - started
+                    _totals["seconds"] += time.perf_counter() + _jumped() - started
 
         bootstrap._find_and_load = timed  # type: ignore[attr-defined]
 
@@ -54,5 +67,5 @@ def totals() -> tuple[float, int]:
     """(seconds spent in outermost imports, those under way included; modules imported) in this process
     since ``install``."""
     with _lock:
-        now = time.perf_counter()
+        now = time.perf_counter() + _jumped()
         return _totals["seconds"] + sum(now - t for t in _ongoing.values()), int(_totals["modules"])

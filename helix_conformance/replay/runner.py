@@ -267,6 +267,7 @@ def _execute(
     imports_before = imports.totals()
     started = time.monotonic()
     loops: list[VirtualTimeLoop] = []
+    imports.count_jumps(lambda: sum(loop.skipped_s for loop in loops))
 
     def on_loop(loop: VirtualTimeLoop) -> None:
         loops.append(loop)
@@ -299,6 +300,7 @@ def _execute(
             run.timed_out = True
     run.duration_s = time.monotonic() - started
     imports_after = imports.totals()
+    imports.count_jumps(None)
     run.import_s = imports_after[0] - imports_before[0]
     run.imported = imports_after[1] - imports_before[1]
     run.unintercepted = list(server.unintercepted)
