@@ -59,5 +59,8 @@ def test_a_typescript_adapter_without_tsx_loads_on_node_22_type_stripping(
     done = _gate(
         f"node:{tmp_path / 'adapter.ts'}", "openai-chat::text_basic::RES-01", env={"HELIX_NODE": node22}
     )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    # loaded and run: the fixture's step returns its own text without a request, which the gate judges (a
+    # load failure is a usage error, exit 4, with no result)
+    assert done.returncode == 1, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "returning type='text', content='ts'" in done.stdout, done.stdout[-4000:]
     assert os.path.exists(tmp_path / "adapter.ts")
