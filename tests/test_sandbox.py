@@ -286,13 +286,17 @@ class Forks(OpenAIChatAdapter):
         libc.dlsym.restype = ctypes.c_void_p
         libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         fork = ctypes.CFUNCTYPE(ctypes.c_int)(libc.dlsym(None, b"fork"))
-        if fork() == 0:
+        child = fork()
+        if child == 0:
             os.setsid()  # out of the worker's process group
-            if fork() == 0:
-                with open(PIDS, "a") as handle:
-                    handle.write(f"{os.getpid()}\n")
+            daemon = fork()
+            if daemon == 0:
                 select.select([], [], [], 600)
+                os._exit(0)
+            with open(PIDS, "a") as handle:  # written before the step goes on, so the test never races it
+                handle.write(f"{daemon}\n")
             os._exit(0)
+        os.waitpid(child, 0)
         return await super().generate_step(input)
 
 
