@@ -4,6 +4,7 @@
     python benchmarks/run.py --quick    # smoke run: the mock adapter, small streams, 1 round
     python benchmarks/run.py --speed --before HEAD~5   # only the speed rows, this checkout vs a commit
     python benchmarks/run.py --drivers --rounds 1      # one driver vs a pool (minutes: real time)
+    python benchmarks/run.py --runs --before REV --rounds 1   # runs per suite and wall, every Python adapter
 
 Every compared figure is measured side by side in the same run, interleaved; values are medians of the
 rounds with their spread (±), and the last line says how noisy the machine was. See benchmarks/README.md
@@ -23,6 +24,7 @@ from measure import Row, Samples, machine_note, render
 from parsing import parsing_rows
 from plugin_cost import plugin_rows
 from replay_bench import replay_rows
+from runs_bench import runs_rows
 from speed_bench import speed_rows
 from suite_bench import suite_rows
 
@@ -41,7 +43,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the speed rows (SDK examples vs reference, SDK defaults, wrong profile, xdist)",
     )
-    parser.add_argument("--before", metavar="REV", help="also measure the speed rows on this git commit")
+    parser.add_argument(
+        "--before", metavar="REV", help="also measure the speed (or runs) rows on this git commit"
+    )
+    parser.add_argument(
+        "--runs",
+        action="store_true",
+        help="only the runs rows: runs per suite and wall time of every Python adapter (with --before: both)",
+    )
     parser.add_argument(
         "--drivers",
         nargs="?",
@@ -62,9 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         lambda: parsing_rows(PROVIDERS, events, rounds if args.quick else rounds + 2),
         lambda: replay_rows(events, rounds),
     ]
-    if args.speed or args.drivers is not None:
+    if args.speed or args.drivers is not None or args.runs:
         producers = []
-    if args.drivers is not None:  # minutes per round, in real time: only on request
+    if args.runs:
+        producers.append(lambda: runs_rows(rounds, args.before, args.adapters))
+    elif args.drivers is not None:  # minutes per round, in real time: only on request
         producers.append(lambda: driver_rows(rounds, args.drivers or None))
     elif args.speed or not args.quick:  # minutes per round: not part of the smoke run
         producers.append(lambda: speed_rows(rounds, args.before))

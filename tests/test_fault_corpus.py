@@ -18,6 +18,7 @@ from broken_adapters.faults import ADAPTERS as CORPUS_ONLY_ADAPTERS
 from helix_conformance.adapters import resolve_adapter
 from helix_conformance.checks.common import provider_tool_call_ids
 from helix_conformance.checks.context import CheckContext, HarnessSettings, ScenarioSession
+from helix_conformance.checks.draws import delivery_shape
 from helix_conformance.checks.faults import corpus_base, judge, run_variant, stall_base
 from helix_conformance.checks.registry import load_all_checks
 from helix_conformance.contract import TextStepResult
@@ -55,19 +56,26 @@ def _bases(profile_name: str) -> list[Scenario]:
     return [s for s in scenarios_for(profile_name) if corpus_base(s, profile)]
 
 
+def _success(profile_name: str) -> list[Scenario]:
+    """Every success scenario with one whole stream: what the corpus can fault."""
+    return [
+        s
+        for s in scenarios_for(profile_name)
+        if s.recorded_exchanges and s.expect.type != "error" and len(s.exchanges) == 1 and not s.abort
+    ]
+
+
 def _recorded(profile_name: str, scenario: Scenario) -> ReplayInteraction:
     return build_interactions(scenario, get_profile(profile_name), CASSETTES)[0]
 
 
 @pytest.mark.parametrize("profile_name", KNOWN_PROFILES)
-def test_every_success_cassette_is_faulted_with_every_kind(profile_name: str) -> None:
+def test_every_success_cassette_can_be_faulted_with_every_kind(profile_name: str) -> None:
     profile = get_profile(profile_name)
-    success = [s for s in scenarios_for(profile_name) if s.recorded_exchanges and s.expect.type != "error"]
-    bases = _bases(profile_name)
-    assert [s.id for s in bases] == [s.id for s in success]
-    assert len(bases) >= 28, f"{profile_name}: only {len(bases)} success cassettes"
+    success = _success(profile_name)
+    assert len(success) >= 28, f"{profile_name}: only {len(success)} success cassettes"
     kinds_seen: Counter[str] = Counter()
-    for scenario in bases:
+    for scenario in success:
         base = _recorded(profile_name, scenario)
         variants = corpus(profile, base, FULL_SWEEP_EXAMPLES, stalls=True, salt=scenario.id)
         kinds = {v.kind for v in variants}
@@ -80,8 +88,27 @@ def test_every_success_cassette_is_faulted_with_every_kind(profile_name: str) ->
         assert {v.clause for v in variants} == CORPUS_CLAUSES
     assert set(kinds_seen) == _kinds(profile)
     print(
-        f"{profile_name}: {len(bases)} success cassettes, {sum(kinds_seen.values())} variants in the full sweep"
+        f"{profile_name}: {len(success)} success cassettes, {sum(kinds_seen.values())} variants in the full sweep"
     )
+
+
+@pytest.mark.parametrize("profile_name", KNOWN_PROFILES)
+def test_faults_are_drawn_on_the_first_scenario_of_every_delivery_shape(profile_name: str) -> None:
+    """The suite faults one success stream per delivery shape (checks/draws.py), the first of it in the
+    catalogue, and leaves no shape of the profile's success streams unfaulted."""
+    profile = get_profile(profile_name)
+    success = [s for s in _success(profile_name) if s.exchanges[0].fault is None]
+    bases = _bases(profile_name)
+    first: dict[object, str] = {}
+    for scenario in success:
+        first.setdefault(delivery_shape(scenario), scenario.id)
+    assert [s.id for s in bases] == [s for s in first.values() if corpus_base(get_scenario(s), profile)]
+    assert {delivery_shape(s) for s in bases} == {
+        delivery_shape(s)
+        for s in success
+        if s.exchanges[0].response.finish is not None  # type: ignore[union-attr]
+    }
+    assert len(bases) < len(success) / 2, f"{profile_name}: {len(bases)} of {len(success)} drawn"
 
 
 def _kinds(profile: WireProfile) -> set[str]:

@@ -24,6 +24,7 @@ from .common import (
     tagged,
 )
 from .context import CheckContext
+from .draws import representative
 from .faults import check_corpus, corpus_ahead, corpus_base, read_until_timeout, stall_base
 from .properties import examples_of, falsify
 from .registry import REGISTRY, Check, CheckFailed, Failure, NotApplicable, check, fail
@@ -354,7 +355,14 @@ def escaped_message(escaped: list[str]) -> str:
 
 
 def _mutation_applies(scenario: Scenario, profile: WireProfile) -> bool:
-    return has_recorded_stream(scenario, profile) and not scenario.abort and "retry" not in scenario.tags
+    """Streams, on the representative of each delivery shape (``draws.py``): the parser a corruption reaches
+    is the same for every stream of one shape."""
+    return (
+        has_recorded_stream(scenario, profile)
+        and not scenario.abort
+        and "retry" not in scenario.tags
+        and representative(scenario, profile)
+    )
 
 
 Mutation = tuple[int, list[tuple[int, int]]]

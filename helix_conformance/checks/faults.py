@@ -25,6 +25,7 @@ from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, PRECONDITIONS, k
 from ..scenarios.model import AbortPlan, Scenario, Stream
 from .common import ToolCallIds, describe_result, did_not_return, error_message, provider_tool_call_ids, short
 from .context import CheckContext
+from .draws import representative
 from .registry import NotApplicable, fail
 
 TRACE_LINES = 14
@@ -32,14 +33,18 @@ TRACE_LINES = 14
 
 
 def corpus_base(scenario: Scenario, profile: WireProfile) -> bool:
-    """A success scenario with one recorded, unfaulted stream that ends with a finish: the corpus fault it."""
+    """A success scenario with one recorded, unfaulted stream that ends with a finish, the representative of its
+    delivery shape (``draws.py``): the corpus faults it."""
     if not profile.replays or scenario.expect.type == "error" or scenario.abort is not None:
         return False
     if len(scenario.exchanges) != 1:
         return False
     exchange = scenario.exchanges[0]
     return (
-        isinstance(exchange.response, Stream) and exchange.response.finish is not None and not exchange.fault
+        isinstance(exchange.response, Stream)
+        and exchange.response.finish is not None
+        and not exchange.fault
+        and representative(scenario, profile)
     )
 
 

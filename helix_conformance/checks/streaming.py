@@ -18,6 +18,7 @@ from ..replay.trace import TraceEvent
 from ..scenarios.model import Text, Thinking, ToolCall
 from .common import (
     ToolCallIds,
+    both,
     describe_result,
     either,
     error_message,
@@ -32,6 +33,7 @@ from .common import (
     where_raised,
 )
 from .context import CheckContext
+from .draws import representative
 from .properties import examples_of, falsify
 from .registry import check, fail
 
@@ -283,7 +285,11 @@ STYLE_HINTS: dict[tuple[str, bool], str] = {
 clause's common mistakes cover callbacks=None changing the result."""
 
 
-@check("STR-09", applies=not_(tagged("abort", "retry", "stall")), ahead=_callback_styles_ahead)
+@check(
+    "STR-09",
+    applies=both(not_(tagged("abort", "retry", "stall")), representative),
+    ahead=_callback_styles_ahead,
+)
 def result_independent_of_callback_style(ctx: CheckContext) -> None:
     reference = describe_result(ctx.result, run_ids(ctx))
     for mode, options in _callback_styles(ctx):
@@ -349,8 +355,9 @@ def _cuts_ahead(ctx: CheckContext) -> None:
     bodies = [i.body for i in ctx.session.interactions()]
     for _, cuts in explicit_cuts(max(bodies, key=len, default=b""), ctx.profile):
         ctx.session.ahead(RunOptions(plan=SplitPlan(cuts)))
-    for random_cuts in examples_of(ctx, _random_cuts(ctx)):
-        ctx.session.ahead(_split(random_cuts))
+    if representative(ctx.scenario, ctx.profile):
+        for random_cuts in examples_of(ctx, _random_cuts(ctx)):
+            ctx.session.ahead(_split(random_cuts))
 
 
 @check(
@@ -385,6 +392,9 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
 
     shrunk: list[tuple[int, ...]] = []
 
+    # Random splits on the representative of each delivery shape (draws.py); the explicit cuts above on every one.
+    if not representative(ctx.scenario, ctx.profile):
+        return
     counterexample = falsify(ctx, _random_cuts(ctx), probe)
     if counterexample is not None:
         fail(
@@ -409,7 +419,10 @@ raise either."""
 @check(
     "STR-11",
     applies=lambda s, p: (
-        (s.expect.type != "error" or s.id in ON_ERROR_RAISES) and not s.abort and "retry" not in s.tags
+        (s.expect.type != "error" or s.id in ON_ERROR_RAISES)
+        and not s.abort
+        and "retry" not in s.tags
+        and representative(s, p)
     ),
     ahead=lambda ctx: ctx.session.ahead(RAISING_CALLBACKS),
 )

@@ -92,6 +92,8 @@ def _where_checked(clause_id: str) -> list[str]:
 
     faults = kinds_of(clause_id)
     if faults:
-        lines.append("and on the faults generated from every success cassette (the fault corpus):")
+        lines.append(
+            "and on the faults generated from one success cassette per delivery shape (the fault corpus):"
+        )
         lines.extend(f"    {KINDS[kind][1]}" for kind in faults)
     return [line if line.startswith(" ") else "  " + line for line in lines]

@@ -63,12 +63,13 @@ def render() -> str:
 
 
 def _fault_corpus() -> list[str]:
-    """The generated faults every success scenario also runs under (replay/faults.py)."""
+    """The generated faults the first success scenario of each delivery shape also runs under (replay/faults.py)."""
     lines = [
         "",
         "## The fault corpus",
         "",
-        "Every success scenario with a recorded stream is also run, on every wire profile, under faults generated",
+        "The first success scenario of each delivery shape (its part kinds, one tool call or several, its finish,",
+        "multi-byte text or not: checks/draws.py) is also run, on every wire profile, under faults generated",
         "from its cassette at run time (nothing is stored): the clause in the table judges each kind, and NT-01",
         "(never raises) and NT-02 (a valid StepResult in time) judge every variant. The failure names the fault,",
         "its position and the scenario, e.g. `truncated after event 4 of 9 (tool_call_parallel)`.",

@@ -1,0 +1,122 @@
+"""Runs per suite and wall time, this checkout against a commit, for every Python adapter we can name (issue 34).
+
+``python benchmarks/run.py --runs --before REV``: each adapter's ``pytest --adapter=NAME -q`` in an empty
+directory, this checkout and REV alternating in the same rounds; the runs come from the summary's
+``virtual time: ... over N runs`` line. Beside each adapter, its wall time against its profile's reference
+adapter measured in the same round (target ≤ 1.5×) and the 10 s target of a quiet 2-core machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from measure import Row, Samples, seconds, with_noise
+from speed_bench import versions
+
+REFERENCE_OF = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "openai-responses": "openai-responses",
+    "bedrock": "bedrock",
+    "cohere": "cohere",
+    "openai-sdk": "openai",
+    "anthropic-sdk": "anthropic",
+    "gemini-sdk": "gemini",
+    "openai-responses-sdk": "openai-responses",
+    "foreign-openai-sdk": "openai",
+    "foreign-anthropic-sdk": "anthropic",
+    "foreign-google-genai-sdk": "gemini",
+}
+"""Every Python adapter the checkout can name (the foreign ones where ../shared/foreign-adapters is installed),
+and the reference adapter of its wire profile."""
+SUITE_TARGET_S = 10.0
+RUNS = re.compile(r"over (\d+) runs")
+
+
+@dataclass
+class Suite:
+    """One adapter's suite on one version of the harness, over the rounds."""
+
+    walls: list[float] = field(default_factory=list)
+    runs: int | None = None
+
+    @property
+    def samples(self) -> Samples:
+        return Samples(tuple(self.walls))
+
+    def describe(self) -> str:
+        return f"{self.runs} runs, {with_noise(seconds(self.samples.median), self.samples)}"
+
+
+def run_suite(name: str, cwd: Path, env: dict[str, str]) -> tuple[float, int | None]:
+    """Wall time and runs of ``pytest --adapter=NAME -q`` (a red verdict is a measurement too)."""
+    command = [sys.executable, "-m", "pytest", f"--adapter={name}", "-q", "-p", "no:cacheprovider"]
+    started = time.perf_counter()
+    done = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, env={**os.environ, **env}, check=False
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-10:])
+        raise RuntimeError(f"pytest --adapter={name} ended with {done.returncode}:\n{tail}")
+    found = RUNS.search(done.stdout)
+    return elapsed, int(found.group(1)) if found else None
+
+
+def available(names: Sequence[str]) -> list[str]:
+    """The adapters this environment can resolve (the foreign ones need their package installed)."""
+    from importlib.util import find_spec
+
+    foreign = find_spec("helix_foreign_adapters") is not None
+    return [n for n in names if foreign or not n.startswith("foreign-")]
+
+
+def runs_rows(
+    rounds: int, before: str | None, names: Sequence[str] | None = None
+) -> tuple[list[Row], list[Samples]]:
+    names = available(names or list(REFERENCE_OF))
+    suites: dict[tuple[str, str], Suite] = {}
+    with tempfile.TemporaryDirectory(prefix="helix-runs-") as tmp, versions(before) as codes:
+        labels = [code.label for code in codes]
+        for round_ in range(rounds):
+            for name in names:
+                order = codes if round_ % 2 == 0 else list(reversed(codes))
+                for code in order:
+                    suite = suites.setdefault((code.label, name), Suite())
+                    wall, runs = run_suite(name, Path(tmp), code.env)
+                    suite.walls.append(wall)
+                    suite.runs = runs
+                print(f"… {name} round {round_ + 1}", file=sys.stderr, flush=True)
+    rows: list[Row] = []
+    samples: list[Samples] = []
+    now = labels[0]
+    for name in names:
+        current = suites[(now, name)]
+        value = current.describe()
+        ratio, met, target = "—", "—", f"≤ {SUITE_TARGET_S:.0f} s"
+        if len(labels) > 1:
+            old = suites[(labels[1], name)]
+            value += f" (before: {old.describe()})"
+            if current.runs and old.runs:
+                wall = current.samples.median / old.samples.median
+                ratio = f"runs {current.runs / old.runs:.2f}×, wall {wall:.2f}×"
+        reference = REFERENCE_OF[name]
+        if reference != name and (now, reference) in suites:
+            against = current.samples.median / suites[(now, reference)].samples.median
+            ratio += f"; {against:.2f}× {reference}"
+            target += ", ≤ 1.5× reference"
+            met = "yes" if against <= 1.5 and current.samples.median <= SUITE_TARGET_S else "no"
+        else:
+            met = "yes" if current.samples.median <= SUITE_TARGET_S else "no"
+        rows.append(Row(f"suite {name}: runs, wall", value, target, ratio, met))
+        samples.append(current.samples)
+    return rows, samples
