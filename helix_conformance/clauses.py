@@ -1409,6 +1409,28 @@ scenario (whose input is unknown) does not plan them, and a scenario whose respo
 send to the adapter's request still judges them (the request was made before any answer came)."""
 
 
+JUDGED_WITHOUT_EXCHANGE = frozenset(
+    {
+        "RES-01",  # the return value is a StepResult whatever happened
+        "ERR-06",  # an error result stops
+        "ERR-07",  # no key in the error
+        "STR-06",  # on_error once with the returned error
+        "STR-07",  # nothing after return
+        "STR-08",  # coroutine callbacks awaited
+        "STR-11",  # raising callbacks do not make the step raise
+        "MSG-07",  # the input is not mutated
+        "NT-01",
+        "HARN-01",
+        "HARN-02",
+        "HARN-03",
+        "HARN-04",
+        "HARN-05",
+    }
+)
+"""Clauses that judge a run on its own terms, with no request or response needed: still judged when the
+run sent no request or got no response."""
+
+
 def judges_request(clause_id: str) -> bool:
     """Whether the clause judges the request only (``REQUEST_SIDE``)."""
     return clause_id.startswith(REQUEST_SIDE)

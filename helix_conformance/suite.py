@@ -348,7 +348,7 @@ class SuiteRunner:
             self._matrix_only.add(item.scenario.id)
         if applicable.unmet is not None:
             session.close()  # the response-side runs sent ahead will not be asked for
-            if not judges_request(item.clause):
+            if not judges_request(item.clause) and item.clause not in applicable.still_judged:
                 return CheckOutcome("not_applicable", reason=applicable.unmet)
         outcome = self._judge(item, session, root_cause=applicable.unmet is None)
         outcome.matrix = applicable.matrix

@@ -164,13 +164,40 @@ class DeclinesLongHints(CapsRetryAfter):
         )
 
 
-def test_declining_a_hint_over_the_bound_passes_cfg05() -> None:
-    spec = dataclasses.replace(
+class DeclinesAsNotRetryable(DeclinesLongHints):
+    """Declines the hint, but returns the 429 as if retries were exhausted: not what the provider said."""
+
+    async def _generate(self, input: Any, guard: Any, emit: Any) -> Any:
+        result = await super()._generate(input, guard, emit)
+        result.error.retryable = False
+        return result
+
+
+def _declining(adapter: type[CapsRetryAfter]) -> AdapterSpec:
+    return dataclasses.replace(
         _broken("waits_any_retry_after"),
         name="declines-long-hints",
-        factory=lambda ctx: DeclinesLongHints(
-            api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout
-        ),
+        factory=lambda ctx: adapter(api_key=ctx.api_key, base_url=ctx.base_url, timeout=ctx.timeout),
     )
-    row = _rows(spec, ["CFG-05"], ["retry_after_too_long"])["CFG-05", "retry_after_too_long"]
-    assert row["outcome"] == "passed", row["message"]
+
+
+def test_declining_a_hint_over_the_bound_passes_cfg05_and_leaves_the_success_unjudged() -> None:
+    """The openai SDK's way (found on the zoo's LiteLLM and pydantic-ai OpenAI shims): the 429 returned, retryable.
+    The success after a retry was never asked for, so the response-side clauses are not applicable, saying why;
+    the request is still judged."""
+    report = run_conformance(
+        _declining(DeclinesLongHints), scenarios=["retry_after_too_long"], timeout=TIMEOUT
+    )
+    rows = {row["clause"]: row for row in report["results"]}
+    assert rows["CFG-05"]["outcome"] == "passed", rows
+    for clause in ("RES-02", "STOP-01", "CFG-03", "HARN-02"):
+        row = rows[clause]
+        assert row["outcome"] == "not_applicable", (clause, row)
+        assert "instead of retrying after the hour its hint asks for" in str(row["message"]), row
+    for clause in ("MSG-02", "RES-01", "NT-01", "STR-06", "HARN-03"):
+        assert rows[clause]["outcome"] == "passed", (clause, rows[clause])
+
+
+def test_declining_a_hint_but_calling_the_429_not_retryable_is_judged_as_the_success_it_is_not() -> None:
+    rows = _rows(_declining(DeclinesAsNotRetryable), ["RES-02"], ["retry_after_too_long"])
+    assert rows["RES-02", "retry_after_too_long"]["outcome"] == "should_failed", rows

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from ..clauses import RETRY_AFTER_BOUND_S
+from ..clauses import JUDGED_WITHOUT_EXCHANGE, RETRY_AFTER_BOUND_S
 from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..language import Language
 from ..profiles.base import DecodedRequest, WireProfile
@@ -75,6 +75,8 @@ class Applicability:
 
     unmet: str | None = None
     matrix: frozenset[str] = frozenset()
+    still_judged: frozenset[str] = frozenset()
+    """Response-side clauses judged all the same where ``unmet`` (the retry clauses, on a declined retry)."""
 
 
 @dataclass
@@ -228,6 +230,10 @@ class ScenarioSession:
         return self._applicability
 
     def _applicable(self) -> Applicability:
+        declined = self._declined_retry_hint()
+        if declined is not None:
+            # what holds of any run, and the bound itself; not that every exchange was used (HARN-02, CFG-03)
+            return Applicability(declined, still_judged=(JUDGED_WITHOUT_EXCHANGE - {"HARN-02"}) | {"CFG-05"})
         precondition = self.scenario.precondition(self.profile.name)
         if precondition is None or not self.profile.replays or self.profile.by_regression:
             return Applicability()
@@ -242,6 +248,26 @@ class ScenarioSession:
         if addressed is not None:
             targeted.add(addressed)
         return Applicability(unmet, frozenset() if precondition.servers & targeted else precondition.servers)
+
+    def _declined_retry_hint(self) -> str | None:
+        """Where a retry hint lies past CFG-05's bound, surfacing the 429 is allowed instead of the retry (the
+        openai SDK declines any hint over two minutes): the success after the retry is then nobody's to judge."""
+        if "retry_after_bound" not in self.scenario.tags or not self.profile.replays:
+            return None
+        result = self.run().result
+        error = getattr(result, "error", None)
+        if (
+            getattr(result, "type", None) != "error"
+            or getattr(error, "code", None) != "provider_rate_limited"
+        ):
+            return None
+        if getattr(error, "retryable", None) is not True or len(self.endpoint_requests()) != 1:
+            return None
+        return (
+            "the adapter returned the 429 as a retryable provider_rate_limited error instead of retrying after "
+            "the hour its hint asks for, which CFG-05 allows for a hint over its two-minute bound: the response "
+            "after a retry was never asked for"
+        )
 
     def decoded_requests(self) -> list[DecodedRequest]:
         if self._decoded is None:

@@ -273,7 +273,7 @@ def parameters_equivalent_to_the_input_schema(ctx: CheckContext) -> None:
             diffs = differences(
                 given,
                 decoded.parameters,
-                complete_only=bool(decoded.strict),
+                complete_only=ctx.profile.all_required(decoded),
                 closed_objects=ctx.profile.closes_objects(decoded),
             )
         except NotComparable as exc:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ..clauses import judges_request
+from ..clauses import JUDGED_WITHOUT_EXCHANGE, judges_request
 from ..contract import ErrorStepResult
 from ..language import Said
 from ..profiles import KNOWN_PROFILES, get_profile
@@ -23,27 +23,6 @@ from ..scenarios.model import Reuse, Scenario, Stream
 from .common import did_not_return, error_message, sends_request, short, where_raised
 from .context import ScenarioSession
 from .harness import NO_REQUEST_HINT, reached_outside
-
-JUDGED_WITHOUT_EXCHANGE = frozenset(
-    {
-        "RES-01",  # the return value is a StepResult whatever happened
-        "ERR-06",  # an error result stops
-        "ERR-07",  # no key in the error
-        "STR-06",  # on_error once with the returned error
-        "STR-07",  # nothing after return
-        "STR-08",  # coroutine callbacks awaited
-        "STR-11",  # raising callbacks do not make the step raise
-        "MSG-07",  # the input is not mutated
-        "NT-01",
-        "HARN-01",
-        "HARN-02",
-        "HARN-03",
-        "HARN-04",
-        "HARN-05",
-    }
-)
-"""Clauses that judge a run on its own terms, with no request or response needed: still judged when the
-run sent no request or got no response."""
 
 JUDGED_WITHOUT_RESULT = frozenset({"HARN-01", "HARN-02", "HARN-04", "HARN-05"})
 """Clauses still judged when the step gave no result at all. The fault corpus, variant runs and stall checks

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,7 +27,7 @@ from ..contract import (
     UserMessage,
 )
 from ..scenarios.model import HttpError, Stream, StreamError
-from . import anthropic_stream, anthropic_summary, servers
+from . import anthropic_stream, anthropic_strict, anthropic_summary, servers
 from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
 from .summary import ResponseSummary
 
@@ -399,8 +399,17 @@ class AnthropicMessagesProfile(WireProfile):
         if "function" in raw or raw.get("type") == "function":
             d.problems.append(f"tools[{index}] uses the OpenAI function shape; the API wants input_schema")
         return DecodedTool(
-            name=raw["name"], description=raw.get("description"), parameters=raw.get("input_schema")
+            name=raw["name"],
+            description=raw.get("description"),
+            parameters=raw.get("input_schema"),
+            strict=raw.get("strict"),
         )
+
+    def all_required(self, tool: DecodedTool) -> bool:
+        return False  # a strict tool keeps its `required` list (anthropic_strict.py)
+
+    def inexpressible(self, tool: DecodedTool) -> Callable[[Any], Any] | None:
+        return anthropic_strict.without_strict_inexpressible if tool.strict else None
 
     def tool_problems(self, tool: DecodedTool) -> list[str]:
         problems = []

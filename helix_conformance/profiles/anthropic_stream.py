@@ -39,8 +39,8 @@ STOP_REASONS: dict[str, str] = {
     "refusal": "refusal",
 }
 
-BETA_STOP_REASONS = frozenset({"compaction"})
-"""Stop reasons only the beta API sends: a GA adapter has never seen them (``stop_unknown``)."""
+FUTURE_STOP_REASON = "x_helix_"
+"""The prefix of ``stop_unknown``'s stop reason: one no SDK types yet, validated as if it were ``end_turn``."""
 
 _ID_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
@@ -306,7 +306,6 @@ class EventWriter:
 def validate_event(event: bytes) -> None:
     """Validate one event against the ``anthropic`` SDK's stream event (or error) types."""
     from anthropic.types import RawMessageStreamEvent
-    from anthropic.types.beta import BetaRawMessageDeltaEvent
     from anthropic.types.shared import ErrorResponse
     from pydantic import TypeAdapter
 
@@ -333,9 +332,8 @@ def validate_event(event: bytes) -> None:
 
         BetaRawContentBlockStartEvent.model_validate(data, strict=True)
         return
-    if name == "message_delta" and data["delta"]["stop_reason"] in BETA_STOP_REASONS:
-        BetaRawMessageDeltaEvent.model_validate(data, strict=True)
-        return
+    if name == "message_delta" and str(data["delta"]["stop_reason"]).startswith(FUTURE_STOP_REASON):
+        data = {**data, "delta": {**data["delta"], "stop_reason": "end_turn"}}  # every other field still typed
     TypeAdapter(RawMessageStreamEvent).validate_python(data, strict=True)
 
 

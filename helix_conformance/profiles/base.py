@@ -199,6 +199,11 @@ class WireProfile(ABC):
         (``additionalProperties: false``); where it cannot, TOOL-02 leaves extra properties aside."""
         return True
 
+    def all_required(self, tool: DecodedTool) -> bool:
+        """Whether the dialect ``tool`` was sent in makes every property required (OpenAI's strict mode: an
+        optional one becomes nullable); TOOL-02 then compares on instances that carry every property."""
+        return bool(tool.strict)
+
     def inexpressible(self, tool: DecodedTool) -> Callable[[Any], Any] | None:
         """What of a JSON Schema the dialect ``tool`` was sent in cannot express (a strict mode's unsupported
         keywords), as a function that removes it; TOOL-02 then compares on the rest. None: it expresses all."""

@@ -900,7 +900,9 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "unknown",
                 wire=(
                     ("openai-chat", "eos_interrupted"),
-                    ("anthropic-messages", "compaction"),
+                    # a future value: the beta API's `compaction` comes only to requests that enable compaction,
+                    # and a beta client knows it (found on the zoo's pydantic-ai Anthropic shim)
+                    ("anthropic-messages", "x_helix_future_reason"),
                     ("gemini", "LANGUAGE"),
                     ("openai-responses", "x_helix_future_reason"),  # an incomplete_details.reason
                     ("bedrock-converse", "malformed_model_output"),  # documented; no canonical reason
