@@ -64,7 +64,9 @@ def test_a_strict_tool_sent_as_the_sdk_transforms_it_passes(index: int) -> None:
     given = SCHEMAS[index]
     transformed = _transformed(given)
     if transformed is None:
-        pytest.skip("the SDK refuses this schema for strict mode (a subschema without a type): nothing to send")
+        pytest.skip(
+            "the SDK refuses this schema for strict mode (a subschema without a type): nothing to send"
+        )
     if "definitions" in given:  # the transform keeps $defs only: the $ref it sends dangles, a real defect
         with pytest.raises(NotComparable, match="points to nothing"):
             _tool02(given, _sent(transformed, strict=True))
@@ -75,13 +77,18 @@ def test_a_strict_tool_sent_as_the_sdk_transforms_it_passes(index: int) -> None:
 def test_the_same_transform_without_strict_fails_tool02() -> None:
     dropped = [(s, t) for s in SCHEMAS if (t := _transformed(s)) not in (None, s) and "definitions" not in s]
     failing = [s for s, t in dropped if _tool02(s, _sent(t, strict=False))]
-    assert failing, "a schema whose bounds went to the description must fail TOOL-02 when the tool is not strict"
+    assert failing, (
+        "a schema whose bounds went to the description must fail TOOL-02 when the tool is not strict"
+    )
 
 
 def test_a_strict_tool_that_drops_what_strict_mode_expresses_still_fails_tool02() -> None:
     given = {
         "type": "object",
-        "properties": {"unit": {"type": "string", "enum": ["c", "f"]}, "n": {"type": "integer", "minimum": 1}},
+        "properties": {
+            "unit": {"type": "string", "enum": ["c", "f"]},
+            "n": {"type": "integer", "minimum": 1},
+        },
         "required": ["unit"],
     }
     sent = anthropic.transform_schema(given)

@@ -333,7 +333,10 @@ def validate_event(event: bytes) -> None:
         BetaRawContentBlockStartEvent.model_validate(data, strict=True)
         return
     if name == "message_delta" and str(data["delta"]["stop_reason"]).startswith(FUTURE_STOP_REASON):
-        data = {**data, "delta": {**data["delta"], "stop_reason": "end_turn"}}  # every other field still typed
+        data = {
+            **data,
+            "delta": {**data["delta"], "stop_reason": "end_turn"},
+        }  # every other field still typed
     TypeAdapter(RawMessageStreamEvent).validate_python(data, strict=True)
 
 

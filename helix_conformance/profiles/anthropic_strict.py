@@ -17,7 +17,9 @@ STRICT_FORMATS = frozenset(
     {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
 )
 """``SupportedStringFormats`` of the SDK's transform."""
-_KEPT = frozenset({"type", "enum", "const", "anyOf", "allOf", "description", "title", "$defs", "$ref", "required"})
+_KEPT = frozenset(
+    {"type", "enum", "const", "anyOf", "allOf", "description", "title", "$defs", "$ref", "required"}
+)
 _SUBSCHEMA_MAP = frozenset({"properties", "$defs"})
 
 
