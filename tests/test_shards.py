@@ -18,7 +18,7 @@ from helix_conformance.cli import main
 from helix_conformance.sharding import assign, parse_shard
 
 TESTS = Path(__file__).parent
-SELECTED = "text_basic or stop_max_tokens or tool_call_single"
+SELECTED = "text_basic or stop_max_tokens or text_unicode"
 """A handful of scenarios (cheap), which the plan spreads over both shards of two."""
 BROKEN = (
     "from broken_adapters.results import ADAPTERS\n"

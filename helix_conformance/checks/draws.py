@@ -3,11 +3,12 @@
 Fault handling, chunk reassembly and callback dispatch are code an adapter runs the same way for every stream of
 one shape: the same part kinds (text, thinking, tool calls, refusals), one tool call or several, the same finish,
 ASCII or multi-byte text, the same error response. Faulting, re-splitting or re-calling every scenario of a shape
-judges that code again on the same paths (issue 34: a third of a suite's runs killed no mutant the first
-scenario of the shape did not). So those runs are drawn on the *representative* of each shape: the first
+judges that code again on the same paths (issue 34: without those runs, no field-bug mutant and none of the
+broken adapters of tests/ changed verdict, at half the runs). So those runs are drawn on the *representative* of each shape: the first
 authored scenario of it in catalogue order; a recorded stream of a shape no authored scenario has is its own
-representative. The checks that judge a scenario's own content (its explicit STR-10 cuts, its request, its
-result) still run on every scenario.
+representative. The fault corpus also breaks every recorded stream (``broken_here``): real bytes of a real server.
+The checks that judge a scenario's own content (its explicit STR-10 cuts, its request, its result) still run on
+every scenario.
 """
 
 from __future__ import annotations
@@ -27,12 +28,20 @@ from ..scenarios.model import (
     Thinking,
     ToolCall,
 )
+from ..scenarios.recorded import RecordedScenario
 
 
 def representative(scenario: Scenario, profile: WireProfile) -> bool:
     """Whether ``scenario`` is where the runs of its delivery shape are drawn on ``profile``."""
     chosen = _representatives(profile.name)
     return scenario.id in chosen.values() or delivery_shape(scenario) not in chosen
+
+
+def broken_here(scenario: Scenario, profile: WireProfile) -> bool:
+    """Whether ``scenario``'s stream is broken by the fault corpus and NT-02's corruptions: the representative of
+    its shape, and every recorded stream (real bytes of a real server, whose framing the authored ones only
+    imitate)."""
+    return isinstance(scenario, RecordedScenario) or representative(scenario, profile)
 
 
 @functools.lru_cache(maxsize=16)

@@ -356,7 +356,8 @@ def escaped_message(escaped: list[str]) -> str:
 
 def _mutation_applies(scenario: Scenario, profile: WireProfile) -> bool:
     """Streams, on the representative of each delivery shape (``draws.py``): the parser a corruption reaches
-    is the same for every stream of one shape."""
+    is the same for every stream of one shape (recorded streams are broken by the fault corpus, judged by
+    ERR-03/04/05 and NT-01)."""
     return (
         has_recorded_stream(scenario, profile)
         and not scenario.abort

@@ -25,7 +25,7 @@ from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, PRECONDITIONS, k
 from ..scenarios.model import AbortPlan, Scenario, Stream
 from .common import ToolCallIds, describe_result, did_not_return, error_message, provider_tool_call_ids, short
 from .context import CheckContext
-from .draws import representative
+from .draws import broken_here
 from .registry import NotApplicable, fail
 
 TRACE_LINES = 14
@@ -44,7 +44,7 @@ def corpus_base(scenario: Scenario, profile: WireProfile) -> bool:
         isinstance(exchange.response, Stream)
         and exchange.response.finish is not None
         and not exchange.fault
-        and representative(scenario, profile)
+        and broken_here(scenario, profile)
     )
 
 
