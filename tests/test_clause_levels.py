@@ -164,8 +164,17 @@ class DeclinesLongHints(CapsRetryAfter):
         )
 
 
+class DeclinesWithTheWrongCode(DeclinesLongHints):
+    """Declines the hint, but returns the 429 as a provider_error: not what the provider said."""
+
+    async def _generate(self, input: Any, guard: Any, emit: Any) -> Any:
+        result = await super()._generate(input, guard, emit)
+        result.error.code = "provider_error"
+        return result
+
+
 class DeclinesAsNotRetryable(DeclinesLongHints):
-    """Declines the hint, but returns the 429 as if retries were exhausted: not what the provider said."""
+    """Declines the hint and, as the retry policy gave up on it, returns the 429 retryable=False (CFG-04)."""
 
     async def _generate(self, input: Any, guard: Any, emit: Any) -> Any:
         result = await super()._generate(input, guard, emit)
@@ -181,13 +190,16 @@ def _declining(adapter: type[CapsRetryAfter]) -> AdapterSpec:
     )
 
 
-def test_declining_a_hint_over_the_bound_passes_cfg05_and_leaves_the_success_unjudged() -> None:
-    """The openai SDK's way (found on the zoo's LiteLLM and pydantic-ai OpenAI shims): the 429 returned, retryable.
+@pytest.mark.parametrize(
+    "adapter", [DeclinesLongHints, DeclinesAsNotRetryable], ids=["retryable", "not-retryable"]
+)
+def test_declining_a_hint_over_the_bound_passes_cfg05_and_leaves_the_success_unjudged(
+    adapter: type[CapsRetryAfter],
+) -> None:
+    """The openai SDK's way (found on the zoo's pydantic-ai OpenAI shims): the 429 returned, retryable or not.
     The success after a retry was never asked for, so the response-side clauses are not applicable, saying why;
     the request is still judged."""
-    report = run_conformance(
-        _declining(DeclinesLongHints), scenarios=["retry_after_too_long"], timeout=TIMEOUT
-    )
+    report = run_conformance(_declining(adapter), scenarios=["retry_after_too_long"], timeout=TIMEOUT)
     rows = {row["clause"]: row for row in report["results"]}
     assert rows["CFG-05"]["outcome"] == "passed", rows
     for clause in ("RES-02", "STOP-01", "CFG-03", "HARN-02"):
@@ -198,6 +210,6 @@ def test_declining_a_hint_over_the_bound_passes_cfg05_and_leaves_the_success_unj
         assert rows[clause]["outcome"] == "passed", (clause, rows[clause])
 
 
-def test_declining_a_hint_but_calling_the_429_not_retryable_is_judged_as_the_success_it_is_not() -> None:
-    rows = _rows(_declining(DeclinesAsNotRetryable), ["RES-02"], ["retry_after_too_long"])
+def test_declining_a_hint_but_calling_the_429_another_error_is_judged_as_the_success_it_is_not() -> None:
+    rows = _rows(_declining(DeclinesWithTheWrongCode), ["RES-02"], ["retry_after_too_long"])
     assert rows["RES-02", "retry_after_too_long"]["outcome"] == "should_failed", rows

@@ -134,10 +134,12 @@ def _ai_message(provider: str, m: AssistantMessage) -> AIMessage:
         {"id": c.id, "name": c.name, "args": c.arguments, "type": "tool_call"} for c in m.tool_calls or ()
     ]
     thinking = m.thinking
-    if provider == "anthropic" and thinking is not None and thinking.signature:  # as ChatAnthropic returns it
-        content: list[Any] = [
-            {"type": "thinking", "thinking": thinking.content, "signature": thinking.signature}
-        ]
+    if provider == "anthropic" and thinking is not None and (thinking.signature or thinking.redacted):
+        content: list[Any] = []  # as ChatAnthropic returns it: the blocks, redacted ones too, then the text
+        if thinking.signature:
+            content.append(
+                {"type": "thinking", "thinking": thinking.content, "signature": thinking.signature}
+            )
         content.extend({"type": "redacted_thinking", "data": data} for data in thinking.redacted)
         if m.content:
             content.append({"type": "text", "text": m.content})

@@ -12,6 +12,7 @@ the HTTP status pydantic-ai puts on ``ModelHTTPError``. Versions: ``constraints/
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any
 
 import httpx2
@@ -86,9 +87,15 @@ REDACTED = "redacted_thinking"
 OPTIONS_KEY = {"openai": "openai", "anthropic": "anthropic", "google": "gemini", "openai-responses": "openai"}
 
 
-def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
+def _reasoning_id(signature: str | None) -> str | None:
+    return "rs_" + hashlib.sha256(signature.encode()).hexdigest()[:48] if signature else None
+
+
+def _messages(input: LLMGenerateInput, system: str, *, reasoning_items: bool = False) -> list[ModelMessage]:
     """The history as pydantic-ai messages: system, user and tool-result parts gather into one ModelRequest
-    until an assistant turn (a ModelResponse) comes."""
+    until an assistant turn (a ModelResponse) comes. ``reasoning_items``: a Responses model, whose thinking
+    goes back as a reasoning item only under the item id pydantic-ai kept from the response (Helix keeps none:
+    derived from the encrypted content, as the reference adapter does)."""
     out: list[ModelMessage] = []
     parts: list[Any] = []
     for m in input.messages:
@@ -102,6 +109,7 @@ def _messages(input: LLMGenerateInput, system: str) -> list[ModelMessage]:
                 response.append(
                     ThinkingPart(
                         content=m.thinking.content,
+                        id=_reasoning_id(m.thinking.signature) if reasoning_items else None,
                         signature=None if gemini else m.thinking.signature,
                         provider_name=system,
                     )
@@ -243,7 +251,10 @@ class PydanticAIAdapter:
     async def _stream(self, input: LLMGenerateInput, emit: _glue.SafeCallbacks) -> StepResult:
         thinking = _glue.ThinkingTracker(emit)
         raw = _RawReasoning()
-        messages = _messages(input, self._model.system)
+        summaries = isinstance(self._model, OpenAIResponsesModel)
+        messages = _messages(
+            input, self._model.system, reasoning_items=isinstance(self._model, OpenAIResponsesModel)
+        )
         settings = _settings(input, self._provider, self._timeout)
         async with self._model.request_stream(messages, settings, _tools(input)) as stream:
             async for event in stream:
@@ -251,6 +262,8 @@ class PydanticAIAdapter:
                     part = event.part
                     if isinstance(part, ThinkingPart):
                         if part.id != REDACTED:
+                            if summaries and thinking.parts:  # each Responses summary part is a ThinkingPart:
+                                await thinking.delta("\n\n")  # joined as the provider's parts are (RES-08)
                             await thinking.delta(part.content)
                     elif isinstance(part, TextPart):
                         await thinking.end()
