@@ -38,9 +38,8 @@ def representative(scenario: Scenario, profile: WireProfile) -> bool:
 
 
 def broken_here(scenario: Scenario, profile: WireProfile) -> bool:
-    """Whether ``scenario``'s stream is broken by the fault corpus and NT-02's corruptions: the representative of
-    its shape, and every recorded stream (real bytes of a real server, whose framing the authored ones only
-    imitate)."""
+    """Whether the fault corpus breaks ``scenario``'s stream: the representative of its shape, and every recorded
+    stream (real bytes of a real server, whose framing the authored ones only imitate)."""
     return isinstance(scenario, RecordedScenario) or representative(scenario, profile)
 
 
