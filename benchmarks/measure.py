@@ -68,10 +68,12 @@ def pytest_wall(
     env: dict[str, str] | None = None,
     ok: Sequence[int] = (0, 5),
     cpu: list[float] | None = None,
+    stdout: list[str] | None = None,
 ) -> Callable[[], float]:
     """Wall time of one ``python -m pytest ARGS`` subprocess, failing loudly if pytest exits otherwise than
     ``ok`` (0, or 5: a trivial project may collect nothing). ``cpu`` collects each run's CPU seconds (user +
-    system of pytest and every process it waited for: xdist's and the adapter's workers).
+    system of pytest and every process it waited for: xdist's and the adapter's workers); ``stdout`` each run's
+    output (the summary's figures).
 
     The environment is passed through, plus ``env``; with PYTHONDONTWRITEBYTECODE=1 (set on our machine) every
     subprocess recompiles what it imports, on both sides of a comparison alike.
@@ -88,6 +90,8 @@ def pytest_wall(
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if cpu is not None:
             cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        if stdout is not None:
+            stdout.append(done.stdout)
         if done.returncode not in ok:
             tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
             raise RuntimeError(f"{' '.join(command)} failed in {cwd} (exit {done.returncode}):\n{tail}")

@@ -8,17 +8,14 @@ adapter measured in the same round (target ≤ 1.5×) and the 10 s target of a q
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from measure import Row, Samples, seconds, with_noise
+from measure import Row, Samples, pytest_wall, seconds, with_noise
 from speed_bench import versions
 
 REFERENCE_OF = {
@@ -59,16 +56,10 @@ class Suite:
 
 def run_suite(name: str, cwd: Path, env: dict[str, str]) -> tuple[float, int | None]:
     """Wall time and runs of ``pytest --adapter=NAME -q`` (a red verdict is a measurement too)."""
-    command = [sys.executable, "-m", "pytest", f"--adapter={name}", "-q", "-p", "no:cacheprovider"]
-    started = time.perf_counter()
-    done = subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, env={**os.environ, **env}, check=False
-    )
-    elapsed = time.perf_counter() - started
-    if done.returncode not in (0, 1):
-        tail = "\n".join((done.stdout + done.stderr).splitlines()[-10:])
-        raise RuntimeError(f"pytest --adapter={name} ended with {done.returncode}:\n{tail}")
-    found = RUNS.search(done.stdout)
+    outputs: list[str] = []
+    args = [f"--adapter={name}", "-q", "-p", "no:cacheprovider"]
+    elapsed = pytest_wall(args, cwd, env=env, ok=(0, 1), stdout=outputs)()
+    found = RUNS.search(outputs[-1])
     return elapsed, int(found.group(1)) if found else None
 
 

@@ -33,8 +33,8 @@ from ..scenarios.recorded import RecordedScenario
 
 def representative(scenario: Scenario, profile: WireProfile) -> bool:
     """Whether ``scenario`` is where the runs of its delivery shape are drawn on ``profile``."""
-    chosen = _representatives(profile.name)
-    return scenario.id in chosen.values() or delivery_shape(scenario) not in chosen
+    shapes, ids = _representatives(profile.name)
+    return scenario.id in ids or delivery_shape(scenario) not in shapes
 
 
 def broken_here(scenario: Scenario, profile: WireProfile) -> bool:
@@ -44,17 +44,14 @@ def broken_here(scenario: Scenario, profile: WireProfile) -> bool:
 
 
 @functools.lru_cache(maxsize=16)
-def _representatives(profile: str) -> dict[Hashable, str]:
-    chosen: dict[Hashable, str] = {}
-    for scenario in _authored(profile):
-        chosen.setdefault(delivery_shape(scenario), scenario.id)
-    return chosen
-
-
-def _authored(profile: str) -> tuple[Scenario, ...]:
+def _representatives(profile: str) -> tuple[frozenset[Hashable], frozenset[str]]:
+    """The delivery shapes of the profile's authored scenarios, and the first scenario of each."""
     from ..scenarios import scenarios_for
 
-    return tuple(scenarios_for(profile))
+    chosen: dict[Hashable, str] = {}
+    for scenario in scenarios_for(profile):
+        chosen.setdefault(delivery_shape(scenario), scenario.id)
+    return frozenset(chosen), frozenset(chosen.values())
 
 
 def delivery_shape(scenario: Scenario) -> Hashable:

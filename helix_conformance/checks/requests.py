@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ..contract import AssistantMessage, SystemMessage, ToolMessage, UserMessage
-from ..profiles.base import DecodedRequest
+from ..profiles.base import DecodedRequest, DecodedTool, WireProfile
 from ..profiles.server_rejections import rejected_by
 from ..profiles.servers import declared_servers
 from ..replay.runner import RunOptions, ScenarioRun
@@ -260,6 +260,21 @@ def tools_sent_with_name_and_description(ctx: CheckContext) -> None:
         )
 
 
+def sent_schema_differences(profile: WireProfile, given: dict[str, Any], decoded: DecodedTool) -> list[str]:
+    """TOOL-02's comparison of a tool's input schema with the schema sent, in the dialect it was sent in: what a
+    strict mode cannot express left aside (TOOL-03 judges it), every property present where the dialect requires
+    all, extra properties aside where it cannot close an object. ``NotComparable`` as ``differences``."""
+    if not isinstance(decoded.parameters, dict):
+        raise NotComparable("sent", "no parameters schema was sent")
+    relax = profile.inexpressible(decoded)
+    return differences(
+        relax(given) if relax is not None else given,
+        decoded.parameters,
+        complete_only=profile.all_required(decoded),
+        closed_objects=profile.closes_objects(decoded),
+    )
+
+
 @check("TOOL-02", applies=_has_tools)
 def parameters_equivalent_to_the_input_schema(ctx: CheckContext) -> None:
     sent = {t.name: t for t in _first_request(ctx).tools or []}
@@ -267,15 +282,8 @@ def parameters_equivalent_to_the_input_schema(ctx: CheckContext) -> None:
         decoded = sent.get(tool.name)
         if decoded is None or not isinstance(decoded.parameters, dict):
             fail(ctx, f"tool {tool.name} was sent without a parameters schema", actual=decoded)
-        relax = ctx.profile.inexpressible(decoded)  # a strict mode's unsupported keywords: TOOL-03 wins
-        given = relax(tool.json_schema()) if relax is not None else tool.json_schema()
         try:
-            diffs = differences(
-                given,
-                decoded.parameters,
-                complete_only=ctx.profile.all_required(decoded),
-                closed_objects=ctx.profile.closes_objects(decoded),
-            )
+            diffs = sent_schema_differences(ctx.profile, tool.json_schema(), decoded)
         except NotComparable as exc:
             if exc.side == "given":  # the tool's own schema: nothing the adapter did, nothing to judge it on
                 raise NotApplicable(

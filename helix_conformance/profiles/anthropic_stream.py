@@ -39,8 +39,9 @@ STOP_REASONS: dict[str, str] = {
     "refusal": "refusal",
 }
 
-FUTURE_STOP_REASON = "x_helix_"
-"""The prefix of ``stop_unknown``'s stop reason: one no SDK types yet, validated as if it were ``end_turn``."""
+UNKNOWN_PREFIX = "x_helix_"
+"""The prefix of what the authored streams make up on purpose, which no SDK type knows: RES-12's event, block and
+delta types, and ``stop_unknown``'s stop reason (validated as if it were ``end_turn``)."""
 
 _ID_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
@@ -316,23 +317,23 @@ def validate_event(event: bytes) -> None:
     data = json.loads(lines[1][len("data: ") :])
     if data.get("type") != name:
         raise ValueError(f"event name {name!r} differs from the data's type {data.get('type')!r}")
-    if name == "ping" or name.startswith("x_helix_"):
+    if name == "ping" or name.startswith(UNKNOWN_PREFIX):
         return  # ping has no SDK type; x_helix_ events are RES-12's deliberately unknown ones
     if name == "error":
         if data["error"]["type"] not in OFF_SDK_ERROR_TYPES:
             ErrorResponse.model_validate(data)
         return
     block = data.get("content_block") or {}
-    if str(block.get("type", "")).startswith("x_helix_"):
+    if str(block.get("type", "")).startswith(UNKNOWN_PREFIX):
         return
-    if str((data.get("delta") or {}).get("type", "")).startswith("x_helix_"):
+    if str((data.get("delta") or {}).get("type", "")).startswith(UNKNOWN_PREFIX):
         return  # RES-12's deliberately unknown delta type
     if str(block.get("type", "")).startswith("mcp_"):  # the MCP connector's blocks are beta types
         from anthropic.types.beta import BetaRawContentBlockStartEvent
 
         BetaRawContentBlockStartEvent.model_validate(data, strict=True)
         return
-    if name == "message_delta" and str(data["delta"]["stop_reason"]).startswith(FUTURE_STOP_REASON):
+    if name == "message_delta" and str(data["delta"]["stop_reason"]).startswith(UNKNOWN_PREFIX):
         data = {
             **data,
             "delta": {**data["delta"], "stop_reason": "end_turn"},
