@@ -63,8 +63,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _no_helix_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Settings of the developer's shell must not leak into the runs under test."""
+    """Settings of the developer's shell (or the CI's terminal width) must not leak into the runs under test."""
     clear_helix_environment(monkeypatch)
+    monkeypatch.setenv("COLUMNS", "80")
 
 
 @pytest.fixture
