@@ -99,6 +99,9 @@ class ConformanceItem(pytest.Item):
         if verdict.status:
             self.user_properties.append((STATUS_PROPERTY, verdict.status))
             self.user_properties.append((REASON_PROPERTY, verdict.baseline_reason))
+        if verdict.matrix and verdict.matrix != self.planned.servers:
+            # a request shape servers reject, found in the run: the matrix's rows are theirs (the last value is read)
+            self.user_properties.append(("servers", ",".join(sorted(verdict.matrix))))
         if verdict.action == "skip":
             pytest.skip(verdict_text(verdict, self.planned.level, self.adapter_name))
         if verdict.action == "xfail":
