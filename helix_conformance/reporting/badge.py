@@ -22,10 +22,17 @@ def render_badge(data: dict[str, Any]) -> str:
     shard = (data.get("selection") or {}).get("shard")
     if shard:  # one shard's verdict is not the adapter's: the badge of the merged report is
         shown = f"shard {shard['index']}/{shard['count']} · {shown}"
+    quick = (data.get("selection") or {}).get("quick")
+    if quick:  # a quick check's pass is no adapter's badge
+        shown = f"quick check, not a gate · {shown}"
     badge = {
         "schemaVersion": 1,
         "label": f"helix {data['adapter']['wire_profile']}",
         "message": shown,
-        "color": ("yellowgreen" if known else "brightgreen") if passed else "red",
+        "color": "lightgrey"
+        if quick and passed
+        else ("yellowgreen" if known else "brightgreen")
+        if passed
+        else "red",
     }
     return json.dumps(badge) + "\n"
