@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import resource
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,26 @@ if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCAC
         Path(tempfile.gettempdir()) / f"helix-tests-pycache-{os.getuid()}"
     )
     del os.environ["PYTHONDONTWRITEBYTECODE"]
+
+# --- where the CPU goes: TESTS_CPU_LOG=FILE appends "nodeid<TAB>cpu s<TAB>wall s" per test -----------------------
+# CPU is this process's and that of the children it reaped during the test (pytest runs, workers, npm): on the
+# shared machine the wall time of a test says as much about the other sessions' load as about the test.
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    log = os.environ.get("TESTS_CPU_LOG")
+    cpu, wall = _cpu_seconds(), time.perf_counter()
+    yield
+    if log:
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(f"{item.nodeid}\t{_cpu_seconds() - cpu:.3f}\t{time.perf_counter() - wall:.3f}\n")
+
 
 # --- slow tests: whole suites in subprocesses, run by `pytest --slow` (the README's command, .ci/run) and `tox -e slow`, not by a plain `pytest` ---
 
