@@ -28,7 +28,12 @@ if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCAC
 
 # --- where the CPU goes: TESTS_CPU_LOG=FILE appends "nodeid<TAB>cpu s<TAB>wall s" per test -----------------------
 # CPU is this process's and that of the children it reaped during the test (pytest runs, workers, npm): on the
-# shared machine the wall time of a test says as much about the other sessions' load as about the test.
+# shared machine the wall time of a test says as much about the other sessions' load as about the test. Only this
+# run and its xdist workers write: the pytest runs a test starts inherit the variable, and their items' CPU is
+# already counted in that test's. (Adapter workers kept for a later run_conformance call are reaped, and counted,
+# later: at the end of the xdist worker, which is counted nowhere.)
+if os.environ.get("TESTS_CPU_LOG"):
+    os.environ.setdefault("TESTS_CPU_LOG_OWNER", str(os.getpid()))
 
 
 def _cpu_seconds() -> float:
@@ -36,9 +41,15 @@ def _cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
+def _cpu_log(config: pytest.Config) -> str | None:
+    owner = os.environ.get("TESTS_CPU_LOG_OWNER")
+    this_run = str(os.getpid()) == owner or (hasattr(config, "workerinput") and str(os.getppid()) == owner)
+    return os.environ.get("TESTS_CPU_LOG") if this_run else None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
-    log = os.environ.get("TESTS_CPU_LOG")
+    log = _cpu_log(item.config)
     cpu, wall = _cpu_seconds(), time.perf_counter()
     yield
     if log:
