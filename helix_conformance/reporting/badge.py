@@ -29,10 +29,16 @@ def render_badge(data: dict[str, Any]) -> str:
         "schemaVersion": 1,
         "label": f"helix {data['adapter']['wire_profile']}",
         "message": shown,
-        "color": "lightgrey"
-        if quick and passed
-        else ("yellowgreen" if known else "brightgreen")
-        if passed
-        else "red",
+        "color": _colour(passed=passed, known=bool(known), quick=bool(quick)),
     }
     return json.dumps(badge) + "\n"
+
+
+def _colour(*, passed: bool, known: bool, quick: bool) -> str:
+    """Red for a failing verdict; a passing one grey when a quick check's (not a gate), yellow-green with known
+    failures baselined, else green."""
+    if not passed:
+        return "red"
+    if quick:
+        return "lightgrey"
+    return "yellowgreen" if known else "brightgreen"
