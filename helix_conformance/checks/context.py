@@ -195,7 +195,9 @@ class ScenarioSession:
 
     def close(self) -> None:
         """Cancel the runs sent ahead that no check asked for (the scenario's checks are over, or its root
-        cause leaves them unjudged)."""
+        cause leaves them unjudged), its generated inputs' included."""
+        for variant in self.variants.values():
+            variant.close()
         for ticket in [*self._ahead_runs.values(), *self._ahead_variants.values()]:
             ticket.cancel()
         self._ahead_runs.clear()
