@@ -307,9 +307,77 @@ def schema_problem(schema: Any) -> str | None:
     return problem
 
 
+_SIMPLE_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+_TEXT_KEYWORDS = frozenset({"description", "title", "$comment"})
+_NUMBER_KEYWORDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf"})
+_SCHEMA_MAPS = frozenset({"properties", "$defs"})
+_SCHEMAS = frozenset({"items", "additionalProperties", "not"})
+_DIALECTS = frozenset(
+    {
+        "https://json-schema.org/draft/2020-12/schema",
+        "http://json-schema.org/draft-07/schema#",
+        "http://json-schema.org/draft-07/schema",
+    }
+)
+"""``$schema`` values known to be well-formed URIs (zod-to-json-schema writes draft-07's), whatever format
+checkers are installed."""
+
+
+def surely_valid(schema: Any, depth: int = 0) -> bool:
+    """Whether ``schema`` is a valid 2020-12 JSON Schema by its shape alone: only keywords whose metaschema rule
+    is a JSON type (a type name, a list of subschemas, unique required names, a number, a text). False means
+    "ask the metaschema", never "invalid": ``pattern``, ``format``, ``$ref`` and the rest go the long way."""
+    if isinstance(schema, bool):
+        return True
+    if type(schema) is not dict or depth > FULL_DEPTH * 4:
+        return False
+    for key, value in schema.items():
+        if key == "type":
+            names = value if type(value) is list else [value]
+            if not names or len(set(map(repr, names))) != len(names):
+                return False
+            if not all(type(name) is str and name in _SIMPLE_TYPES for name in names):
+                return False
+        elif key in _SCHEMA_MAPS:
+            if type(value) is not dict or not all(
+                type(k) is str and surely_valid(v, depth + 1) for k, v in value.items()
+            ):
+                return False
+        elif key in _SCHEMA_LISTS:
+            if type(value) is not list or not value or not all(surely_valid(v, depth + 1) for v in value):
+                return False
+        elif key in _SCHEMAS:
+            if not surely_valid(value, depth + 1):
+                return False
+        elif key == "required":
+            if (
+                type(value) is not list
+                or not all(type(n) is str for n in value)
+                or len(set(value)) != len(value)
+            ):
+                return False
+        elif key == "$schema":
+            if value not in _DIALECTS:
+                return False
+        elif key == "enum":
+            if type(value) is not list:
+                return False
+        elif key in _TEXT_KEYWORDS:
+            if type(value) is not str:
+                return False
+        elif key in _NUMBER_KEYWORDS:
+            if type(value) not in (int, float):
+                return False
+        elif key not in ("default", "const", "examples") or (key == "examples" and type(value) is not list):
+            return False
+    return True
+
+
 def _schema_problem(schema: Any) -> str | None:
     try:
-        Draft202012Validator.check_schema(schema)
+        if not surely_valid(schema):
+            Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "the root"
         if exc.validator == "format" and exc.validator_value == "regex":
