@@ -3,6 +3,7 @@ nothing heavy: the suite, pydantic models and HTTP libraries load only when ``--
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -107,3 +108,6 @@ def _loading_checks() -> Iterator[None]:
         yield
     finally:
         loader.join()
+    properties = sys.modules.get(f"{__package__}.checks.properties")
+    if properties is not None:  # imported on the loader's thread: Hypothesis's Random for this one too
+        properties.register_hypothesis_random()

@@ -91,9 +91,10 @@ def _search(
     return None
 
 
-def _register_hypothesis_random() -> None:
+def register_hypothesis_random() -> None:
     """Hypothesis registers the Random it keeps per thread on its first search, after a full ``gc.collect()``
-    and a scan of every object's referrers: at import the heap is small, mid-suite that cost 0.2 s."""
+    and a scan of every object's referrers: at import the heap is small, mid-suite that cost 0.2 s. Done for
+    the importing thread; a thread that imported the checks for another (plugin.py) calls it for that one."""
     try:
         from hypothesis.internal.entropy import deterministic_PRNG
     except ImportError:  # pragma: no cover - a Hypothesis without it registers as it goes
@@ -102,7 +103,7 @@ def _register_hypothesis_random() -> None:
         pass
 
 
-_register_hypothesis_random()
+register_hypothesis_random()
 
 
 @contextmanager
