@@ -109,5 +109,5 @@ def _loading_checks() -> Iterator[None]:
     finally:
         loader.join()
     properties = sys.modules.get(f"{__package__}.checks.properties")
-    if properties is not None:  # imported on the loader's thread: Hypothesis's Random for this one too
+    if properties is not None:  # the heap is small now: Hypothesis's per-thread Random for the main thread
         properties.register_hypothesis_random()

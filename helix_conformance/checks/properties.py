@@ -92,18 +92,15 @@ def _search(
 
 
 def register_hypothesis_random() -> None:
-    """Hypothesis registers the Random it keeps per thread on its first search, after a full ``gc.collect()``
-    and a scan of every object's referrers: at import the heap is small, mid-suite that cost 0.2 s. Done for
-    the importing thread; a thread that imported the checks for another (plugin.py) calls it for that one."""
+    """Hypothesis registers the Random it keeps per thread on its thread's first search, after a full
+    ``gc.collect()`` and a scan of every object's referrers: 0.2 s mid-suite, a third of that before collection.
+    pytest's main thread calls it at start-up (plugin.py); elsewhere the first search does it, as before."""
     try:
         from hypothesis.internal.entropy import deterministic_PRNG
     except ImportError:  # pragma: no cover - a Hypothesis without it registers as it goes
         return
     with deterministic_PRNG():  # seeds, then restores, every registered Random: no state changes
         pass
-
-
-register_hypothesis_random()
 
 
 @contextmanager
