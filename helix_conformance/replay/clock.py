@@ -129,8 +129,14 @@ class _VirtualSelector(selectors.BaseSelector):
             if self._busy_turns < POLL_EVERY_BUSY_TURNS:
                 return []
             self._busy_turns = 0
-        if loop is None or timeout is None or timeout <= 0:
+        if loop is None or timeout is None:
             return self.real.select(timeout)
+        if timeout <= 0:  # callbacks are ready: the loop is at work, whatever frame this poll shows
+            loop.polling = True
+            try:
+                return self.real.select(timeout)
+            finally:
+                loop.polling = False
         ready = self.real.select(0)
         if ready:
             return ready
@@ -176,6 +182,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self.real_wait_s = 0.0
         """Wall seconds the loop blocked on a timer of the adapter's (not the harness's limit) because something
         real might still wake it."""
+        self.polling = False
+        """The loop's thread is in a poll between ready callbacks (``_VirtualSelector.select`` with timeout 0):
+        at work, though its innermost frame is the selector's, so a thread's sleep is not skipped meanwhile."""
         self._owner: int | None = None
         self._own_fds: set[int] = set()
         self._in_flight = 0
@@ -241,6 +250,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             return False
         if set(self._selector.get_map().keys()) - self._own_fds:  # type: ignore[attr-defined]
             return False
+        if besides is not None and self.polling:
+            return False  # the loop's thread polls between ready callbacks (its frame says selectors.py)
         frames = sys._current_frames()
         asking = self._owner if besides is None else besides
         return all(thread_is_idle(frame) for ident, frame in frames.items() if ident != asking)
