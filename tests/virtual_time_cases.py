@@ -435,7 +435,8 @@ def test_a_thread_running_threading_code_without_waiting_is_at_work() -> None:
     ``Event.wait`` or ``Thread.start``, runs. Counting any threading.py frame idle let a thread started just
     before the step's return skip its sleep and call back before the return was marked (STR-10, in CI)."""
     lock = _LockThatLooksBack()
-    with threading.Condition(lock):  # type: ignore[arg-type]
+    condition = threading.Condition(lock)  # type: ignore[arg-type]
+    with condition:
         pass
     assert lock.exit_frame_idle is False
 
