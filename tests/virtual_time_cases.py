@@ -457,9 +457,18 @@ def test_a_thread_joining_is_idle_until_the_thread_it_joins_ends() -> None:
     joining.join(30)
 
 
+def test_a_closed_loop_never_lets_a_thread_skip() -> None:
+    """A thread whose sleep outlives the run asks a closed loop: it sleeps really (an AttributeError from
+    the closed selector's map reached the adapter's thread through ``time.sleep`` before)."""
+    loop = VirtualTimeLoop()
+    loop.close()
+    assert not loop.may_skip(besides=threading.get_ident())
+
+
 def test_a_thread_started_before_return_never_calls_back_before_it() -> None:
     """The race behind a CI failure, made likely: with a tiny switch interval, the started thread's sleep
-    was skipped in about 2 % of runs while the loop's thread returned through ``Thread.start``."""
+    was skipped in about 2 % of runs while the loop's thread returned through ``Thread.start``. The sleep is
+    long enough that no descheduling of the loop's thread explains a callback before the return."""
     switch = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
@@ -469,12 +478,12 @@ def test_a_thread_started_before_return_never_calls_back_before_it() -> None:
 
             async def main(marks: list[str] = marks) -> None:
                 def later() -> None:
-                    time.sleep(0.02)
+                    time.sleep(0.2)
                     marks.append("late")
 
                 threading.Thread(target=later, daemon=True).start()
                 marks.append("returned")
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(0.3)
 
             run_virtual(main())
             early += marks[0] != "returned"

@@ -62,6 +62,14 @@ _TEST_RUNNER_PACKAGES = ("/execnet/", "/xdist/")
 they wait on their pipe, whatever their innermost frame (``--helix-in-process`` under ``-n``)."""
 
 
+_CONDITION_WAIT = threading.Condition.wait.__code__
+_JOINS = {
+    method.__code__
+    for method in (threading.Thread.join, getattr(threading.Thread, "_wait_for_tstate_lock", None))
+    if method is not None
+}
+
+
 def _blocked_in_threading(frame: Any) -> bool:
     """Whether a thread whose innermost frame ``frame`` is in threading.py is blocked there: in
     ``Condition.wait`` (under Event.wait, Thread.start, Queue.get, Semaphore, Barrier) and not yet notified,
@@ -69,19 +77,19 @@ def _blocked_in_threading(frame: Any) -> bool:
     through ``Event.wait`` and ``Thread.start``, one just started sets its ``_started`` event. Counting those
     idle let another thread's sleep be skipped before they went on (a thread started just before ``return``
     called back before the step returned: STR-10; or was not seen at work after it: STR-07)."""
-    code_name = frame.f_code.co_name
-    local = frame.f_locals
-    owner = local.get("self")
-    if code_name == "wait":
-        waiters = getattr(owner, "_waiters", None)
+    code = frame.f_code
+    if code is _CONDITION_WAIT:  # f_locals only here: read on another thread's running frame, it can crash
+        local = frame.f_locals
+        waiters = getattr(local.get("self"), "_waiters", None)
         waiter = local.get("waiter")
         # notify took the waiter lock out of _waiters: the thread runs as soon as it gets the GIL
         return waiters is not None and waiter is not None and waiter in waiters
-    if code_name in ("_wait_for_tstate_lock", "join"):
-        handle = getattr(owner, "_handle", None)  # Python 3.13
+    if code in _JOINS:
+        joined = frame.f_locals.get("self")
+        handle = getattr(joined, "_handle", None)  # Python 3.13
         if handle is not None and hasattr(handle, "is_done"):
             return not handle.is_done()
-        lock = getattr(owner, "_tstate_lock", None)
+        lock = getattr(joined, "_tstate_lock", None)
         return lock is not None and lock.locked()
     return False
 
@@ -114,13 +122,21 @@ class _VirtualSelector(selectors.BaseSelector):
     def __init__(self, real: selectors.BaseSelector) -> None:
         self.real = real
         self.loop: VirtualTimeLoop | None = None
+        self.fds: frozenset[int] = frozenset()
+        """The registered file descriptors, replaced whole on each change: another thread reads them at any
+        moment (``VirtualTimeLoop.may_skip``), and iterating the selector's own map there raised."""
+        self.closed = False
         self._busy_turns = 0
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
-        return self.real.register(fileobj, events, data)
+        key = self.real.register(fileobj, events, data)
+        self.fds = self.fds | {key.fd}
+        return key
 
     def unregister(self, fileobj: Any) -> selectors.SelectorKey:
-        return self.real.unregister(fileobj)
+        key = self.real.unregister(fileobj)
+        self.fds = self.fds - {key.fd}
+        return key
 
     def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         return self.real.modify(fileobj, events, data)
@@ -132,6 +148,7 @@ class _VirtualSelector(selectors.BaseSelector):
         return self.real.get_map()
 
     def close(self) -> None:
+        self.closed = True
         self.real.close()
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
@@ -191,6 +208,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         selector = _VirtualSelector(selectors.DefaultSelector())
         super().__init__(selector)
         selector.loop = self
+        self._virtual_selector = selector
         self.skipped_s = 0.0
         """Virtual seconds the loop jumped over (no wall time spent)."""
         self.real_wait_s = 0.0
@@ -200,7 +218,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         """The loop's thread is in a poll between ready callbacks (``_VirtualSelector.select`` with timeout 0):
         at work, though its innermost frame is the selector's, so a thread's sleep is not skipped meanwhile."""
         self._owner: int | None = None
-        self._own_fds: set[int] = set()
+        self._own_fds: frozenset[int] = frozenset()
         self._in_flight = 0
         self._unfinished: set[object] = set()
         """One token per executor job handed out and not finished in its thread (sets change atomically)."""
@@ -217,7 +235,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
     def run_forever(self) -> None:
         self._owner = threading.get_ident()
-        self._own_fds = set(self._selector.get_map().keys())  # type: ignore[attr-defined]
+        self._own_fds = self._virtual_selector.fds
         super().run_forever()
 
     def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
@@ -262,7 +280,10 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         jobs = len(self._unfinished) if loop_blocked else self._in_flight
         if jobs > (1 if besides is not None and besides in self._job_threads else 0):
             return False
-        if set(self._selector.get_map().keys()) - self._own_fds:  # type: ignore[attr-defined]
+        selector = self._virtual_selector
+        if selector.closed:  # a thread's sleep outlived the run: nothing left to skip for
+            return False
+        if selector.fds - self._own_fds:
             return False
         if besides is not None and self.polling:
             return False  # the loop's thread polls between ready callbacks (its frame says selectors.py)
