@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import selectors
 import sys
 import threading
@@ -25,7 +26,7 @@ import time
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any, SupportsIndex, TypeVar
 
 T = TypeVar("T")
@@ -62,6 +63,37 @@ _TEST_RUNNER_PACKAGES = ("/execnet/", "/xdist/")
 they wait on their pipe, whatever their innermost frame (``--helix-in-process`` under ``-n``)."""
 
 
+_collector_lock = threading.Lock()
+
+
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """No garbage collection meanwhile, one thread at a time. A collection inside ``sys._current_frames``
+    runs finalizers while it holds the interpreter's thread-list lock: a thread then asking for frames, or
+    starting or ending, deadlocked Python 3.11 (CPython gh-106883, fixed in 3.12 only), and reading another
+    thread's ``f_locals`` segfaulted it in the same stress run."""
+    with _collector_lock:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            if enabled:
+                gc.enable()
+
+
+def current_frames() -> dict[int, FrameType]:
+    """``sys._current_frames()``, safe to call from any thread (``_collector_off``)."""
+    with _collector_off():
+        return sys._current_frames()
+
+
+def _local(frame: Any, name: str) -> Any:
+    """A local variable of another thread's frame (``_collector_off``)."""
+    with _collector_off():
+        return frame.f_locals.get(name)
+
+
 _CONDITION_WAIT = threading.Condition.wait.__code__
 _JOINS = {
     method.__code__
@@ -79,13 +111,12 @@ def _blocked_in_threading(frame: Any) -> bool:
     called back before the step returned: STR-10; or was not seen at work after it: STR-07)."""
     code = frame.f_code
     if code is _CONDITION_WAIT:  # f_locals only here: read on another thread's running frame, it can crash
-        local = frame.f_locals
-        waiters = getattr(local.get("self"), "_waiters", None)
-        waiter = local.get("waiter")
+        waiters = getattr(_local(frame, "self"), "_waiters", None)
+        waiter = _local(frame, "waiter")
         # notify took the waiter lock out of _waiters: the thread runs as soon as it gets the GIL
         return waiters is not None and waiter is not None and waiter in waiters
     if code in _JOINS:
-        joined = frame.f_locals.get("self")
+        joined = _local(frame, "self")
         handle = getattr(joined, "_handle", None)  # Python 3.13
         if handle is not None and hasattr(handle, "is_done"):
             return not handle.is_done()
@@ -287,7 +318,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             return False
         if besides is not None and self.polling:
             return False  # the loop's thread polls between ready callbacks (its frame says selectors.py)
-        frames = sys._current_frames()
+        frames = current_frames()
         asking = self._owner if besides is None else besides
         return all(thread_is_idle(frame) for ident, frame in frames.items() if ident != asking)
 

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import copy
 import inspect
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
 from . import imports
 from .callbacks import CallbackMode, recording_callbacks
-from .clock import VirtualTimeLoop, run_virtual, thread_is_idle
+from .clock import VirtualTimeLoop, current_frames, run_virtual, thread_is_idle
 from .delivery import DeliveryPlan, EventPlan
 from .hidden_keys import provider_keys_hidden
 from .interactions import ReplayInteraction
@@ -393,7 +392,7 @@ def _past_limit(loop: asyncio.AbstractEventLoop, limit_at: float) -> bool:
 def _busy_threads(before: set[threading.Thread]) -> list[threading.Thread]:
     """Threads the adapter started during the step that still work after it returned: one may yet call a
     callback (STR-07)."""
-    frames = sys._current_frames()
+    frames = current_frames()
     return [
         t
         for t in threading.enumerate()
