@@ -125,6 +125,21 @@ def _blocked_in_threading(frame: Any) -> bool:
     return False
 
 
+_abandoned: list[threading.Thread] = []
+
+
+def abandon(thread: threading.Thread) -> None:
+    """A run's thread the harness gave up on, still alive past the run's limit (an adapter's blocking sleep
+    of an hour): its run is over, so it can wake no later run's loop nor answer it. Counted at work,
+    it held every later run in the process to real time."""
+    _abandoned[:] = [t for t in _abandoned if t.is_alive()] + [thread]
+
+
+def abandoned_threads() -> frozenset[int]:
+    """The idents of the abandoned threads still alive (``abandon``)."""
+    return frozenset(t.ident for t in list(_abandoned) if t.ident is not None and t.is_alive())
+
+
 def thread_is_idle(frame: Any) -> bool:
     """Whether a thread whose innermost frame is ``frame`` waits for someone else (``_IDLE_FRAMES``,
     ``_IDLE_CODES``, ``_blocked_in_threading``)."""
@@ -320,7 +335,12 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             return False  # the loop's thread polls between ready callbacks (its frame says selectors.py)
         frames = current_frames()
         asking = self._owner if besides is None else besides
-        return all(thread_is_idle(frame) for ident, frame in frames.items() if ident != asking)
+        abandoned = abandoned_threads()
+        return all(
+            thread_is_idle(frame)
+            for ident, frame in frames.items()
+            if ident != asking and ident not in abandoned
+        )
 
     def sleep_on_loop_thread(self, seconds: float) -> bool:
         """``time.sleep`` on this loop's thread: done here (True), skipped from the moment the loop may skip;

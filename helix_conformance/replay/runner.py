@@ -17,7 +17,7 @@ from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
 from . import imports
 from .callbacks import CallbackMode, recording_callbacks
-from .clock import VirtualTimeLoop, current_frames, run_virtual, thread_is_idle
+from .clock import VirtualTimeLoop, abandon, current_frames, run_virtual, thread_is_idle
 from .delivery import DeliveryPlan, EventPlan
 from .hidden_keys import provider_keys_hidden
 from .interactions import ReplayInteraction
@@ -297,6 +297,7 @@ def _execute(
         worker.join(options.real_limit_s * options.steps + THREAD_GRACE_S)
         if worker.is_alive():
             run.timed_out = True
+            abandon(worker)
     run.duration_s = time.monotonic() - started
     imports_after = imports.totals()
     imports.count_jumps(None)
