@@ -8,9 +8,11 @@ from typing import Any, Protocol
 
 from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..profiles.base import DecodedRequest, WireProfile
+from ..replay.delivery import EventPlan
 from ..replay.faults import FaultVariant
 from ..replay.interactions import CassetteCache, ReplayInteraction, build_interactions
-from ..replay.runner import LATE_WORK_WAIT_S, RunOptions, ScenarioRun, run_scenario
+from ..replay.judging import run_scenario
+from ..replay.runner import LATE_WORK_WAIT_S, RunOptions, ScenarioRun
 from ..replay.trace import SentRequest
 from ..scenarios.model import Scenario
 from .common import endpoint_requests
@@ -178,7 +180,13 @@ class ScenarioSession:
         )
 
     def _variant_options(self) -> RunOptions:
-        return RunOptions(timeout=self.settings.timeout, virtual_time=not self.settings.real_time)
+        """A fault variant's run: its events back to back (each its own piece for the client), not one per
+        turn of the adapter's: the corpus judges results and hangs, never how callbacks interleave."""
+        return RunOptions(
+            plan=EventPlan(yield_between=False),
+            timeout=self.settings.timeout,
+            virtual_time=not self.settings.real_time,
+        )
 
     def decoded_requests(self) -> list[DecodedRequest]:
         if self._decoded is None:

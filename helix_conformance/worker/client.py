@@ -22,7 +22,9 @@ from ..adapters import AdapterNotFound, DriverCommand, ResolvedAdapter, Resolved
 from ..contract import AdapterContext, AdapterSpec, LLMAdapter
 from ..profiles.base import WireProfile
 from ..replay.interactions import ReplayInteraction
+from ..replay.judging import Staged, assemble, collect, stage_run
 from ..replay.runner import THREAD_GRACE_S, RunOptions, ScenarioRun
+from ..replay.service import HostAddress, ReplayServiceError, replay_service
 from ..replay.trace import Trace
 from ..scenarios.model import Scenario
 from .payload import dumps
@@ -48,6 +50,11 @@ class AdapterProcessEnded(Exception):
 
 class AdapterProcessGarbled(Exception):
     """The adapter's process answered something that is not a run result: judged on NT-01."""
+
+
+class AdapterProcessFailed(Exception):
+    """The adapter's process said the harness code in it failed. That code shares the adapter's process (the
+    adapter can write such an answer, or break that code), so it is judged as the adapter's, on NT-01."""
 
 
 class WorkerStartError(Exception):
@@ -112,6 +119,8 @@ class AdapterWorker:
         self.ready: dict[str, Any] | None = None
         self.next_id = 0
         self.spawned = 0
+        self.host: HostAddress | None = None
+        """This process's replay host (replay/host.py), made on the first run and kept across restarts."""
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -197,6 +206,9 @@ class AdapterWorker:
     def close(self) -> None:
         """Ask the worker to leave, then terminate, then kill it: leftover threads cannot hold pytest."""
         process, self.process, self.ready = self.process, None, None
+        if self.host is not None:
+            replay_service().close_host(self.host)
+            self.host = None
         if process is None:
             return
         with contextlib.suppress(OSError):
@@ -210,6 +222,15 @@ class AdapterWorker:
 
     # --- runs ----------------------------------------------------------------------------------------
 
+    def stage(self, call: tuple[Any, ...]) -> Staged:
+        """Stage ``call`` (scenario, model, profile, interactions, options, base_url, scripted) on this
+        process's host: the job to send it."""
+        scenario, model, profile, interactions, options, base_url, scripted = call
+        self.host = replay_service().host(self.host.id if self.host is not None else None)
+        return stage_run(
+            self.host, scenario, model, profile, interactions, options, base_url=base_url, scripted=scripted
+        )
+
     def run_scenario(
         self,
         scenario: Scenario,
@@ -221,9 +242,8 @@ class AdapterWorker:
         base_url: str | None = None,
         scripted: tuple[Any, ...] = (),
     ) -> ScenarioRun:
-        """Same signature and meaning as ``replay.runner.run_scenario``, run in the worker."""
+        """Same signature and meaning as ``replay.judging.run_scenario``, run in the worker."""
         started = time.monotonic()
-        payload = dumps((scenario, profile, interactions, options, base_url, scripted))
         idle_death = self.process.popen.poll() if self.process is not None else None
         if idle_death is not None:  # ended after the previous run returned: a thread the adapter left
             self.kill()
@@ -243,6 +263,11 @@ class AdapterWorker:
                 setup=f"the adapter's process could not be started again: {exc}",
             )
         assert self.process is not None
+        try:
+            staged = self.stage((scenario, spec.model, profile, interactions, options, base_url, scripted))
+        except ReplayServiceError as exc:
+            return harness_failed(options, interactions, started, exc)
+        payload = dumps(staged.job)
         self.next_id += 1
         run_id = self.next_id
         deadline = time.monotonic() + options.timeout * options.steps + THREAD_GRACE_S + WORKER_GRACE_S
@@ -256,40 +281,52 @@ class AdapterWorker:
                 answer = self.process.reader.read(deadline)
         except ChannelTimeout:
             self.kill()
-            return lost_run(options, interactions, started, timed_out=True)
+            return lost_run(options, interactions, started, timed_out=True, staged=staged)
         except (ChannelClosed, OSError):
             code = _wait_exit(self.process)
             self.kill()
-            return lost_run(
-                options,
-                interactions,
-                started,
-                raised=ended_during_step(code),
-            )
+            return lost_run(options, interactions, started, raised=ended_during_step(code), staged=staged)
         except ProtocolError as exc:
             self.kill()
-            return lost_run(options, interactions, started, raised=garbled(str(exc)))
+            return lost_run(options, interactions, started, raised=garbled(str(exc)), staged=staged)
         if answer.get("type") == "failed":
             return lost_run(
-                options,
-                interactions,
-                started,
-                setup=f"the worker could not run the scenario: {answer.get('message')}",
+                options, interactions, started, raised=failed_in_process(answer.get("message")), staged=staged
             )
         if answer.get("type") != "result":
             self.kill()
             return lost_run(
-                options, interactions, started, raised=garbled(f"a {answer.get('type')!r} message")
+                options,
+                interactions,
+                started,
+                raised=garbled(f"a {answer.get('type')!r} message"),
+                staged=staged,
             )
         try:
-            run = decode_run(answer.get("run"), options, interactions)
+            account = decode_run(answer.get("run"), options, interactions)
         except SnapshotError as exc:
             self.kill()
-            return lost_run(options, interactions, started, raised=garbled(str(exc)))
-        if run.timed_out:
+            return lost_run(options, interactions, started, raised=garbled(str(exc)), staged=staged)
+        if account.timed_out:
             self.kill()  # a thread of the adapter may still spin in there: start the next run clean
+        run = judged(options, interactions, staged, account, started)
         run.duration_s = time.monotonic() - started
         return run
+
+
+def judged(
+    options: RunOptions,
+    interactions: list[ReplayInteraction],
+    staged: Staged,
+    account: ScenarioRun,
+    started: float,
+) -> ScenarioRun:
+    """The run the checks read: the adapter's account of it merged with its host's record."""
+    try:
+        record = collect(staged)
+    except ReplayServiceError as exc:
+        return harness_failed(options, interactions, started, exc)
+    return assemble(options, interactions, record, account, garbled)
 
 
 def lost_run(
@@ -300,8 +337,13 @@ def lost_run(
     timed_out: bool = False,
     raised: BaseException | None = None,
     setup: str | None = None,
+    staged: Staged | None = None,
 ) -> ScenarioRun:
-    """The run of a worker that hung, ended or broke the protocol: what happened is its outcome."""
+    """The run of a worker that hung, ended or broke the protocol: what happened is its outcome. Its host
+    ends the run (``staged``), and what it recorded is dropped: the run has no result to judge it by."""
+    if staged is not None:
+        with contextlib.suppress(ReplayServiceError):
+            collect(staged, grace_s=0.0)
     run = ScenarioRun(options=options, trace=Trace(), interactions=interactions)
     run.timed_out, run.raised, run.setup_error = timed_out, raised, setup
     run.duration_s = time.monotonic() - started
@@ -319,6 +361,23 @@ def ended_between_runs(code: int | None) -> AdapterProcessEnded:
     return AdapterProcessEnded(
         f"the adapter's process ended between runs, after the previous scenario returned "
         f"({describe_exit(code)}): something the adapter left running ended it"
+    )
+
+
+def failed_in_process(message: Any) -> AdapterProcessFailed:
+    return AdapterProcessFailed(
+        f"the adapter's process reported that the harness code running in it failed "
+        f"({str(message)[:300]}); that code shares the adapter's process, so the failure is judged as the "
+        "adapter's (a harness bug would show on the reference adapters too)"
+    )
+
+
+def harness_failed(
+    options: RunOptions, interactions: list[ReplayInteraction], started: float, exc: Exception
+) -> ScenarioRun:
+    """The judging side's own replay failed: a harness bug, never the adapter's."""
+    return lost_run(
+        options, interactions, started, setup=f"helix-conformance's replay failed (a harness bug): {exc}"
     )
 
 

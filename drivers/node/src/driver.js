@@ -2,8 +2,10 @@
 /** The driver: answers the harness's protocol-v2 messages for one adapter module, and never dies of the adapter. */
 
 import { Channel, PROTOCOL_VERSION } from './channel.js';
+import { virtualClock } from './clock.js';
 import { describeFailure } from './encode.js';
 import { LoadError, loadAdapter } from './load.js';
+import { replayLink } from './replay.js';
 import { abortReason, executeRun } from './run.js';
 
 /**
@@ -11,6 +13,8 @@ import { abortReason, executeRun } from './run.js';
  * @param {{readFd: number, writeFd: number}} fds
  */
 export function runDriver({ readFd, writeFd }) {
+  // Before any adapter is imported: its timers, Date and performance.now run on the run's clock (clock.js).
+  const link = replayLink(virtualClock());
   const channel = new Channel(readFd, writeFd);
   const send = (/** @type {Record<string, unknown>} */ m) => channel.send(m);
   /** @type {import('./load.js').LoadedAdapter | undefined} */
@@ -54,7 +58,7 @@ export function runDriver({ readFd, writeFd }) {
         const state = { controller: message.withSignal === false ? undefined : new AbortController(), uncaught: [], active: true };
         runs.set(message.id, state);
         try {
-          await executeRun(message, loaded, send, state);
+          await executeRun(message, loaded, send, state, link);
         } catch (err) {
           send({ type: 'failed', id: message.id, message: `helix-driver failed: ${describeFailure(err)}` });
         } finally {
