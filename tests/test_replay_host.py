@@ -35,14 +35,15 @@ from helix_conformance.replay.delivery import (
     event_boundaries,
 )
 from helix_conformance.replay.host import RUN_PREFIX
-from helix_conformance.replay.interactions import ReplayInteraction
-from helix_conformance.replay.judging import run_scenario
+from helix_conformance.replay.interactions import CassetteCache, ReplayInteraction, build_interactions
+from helix_conformance.replay.judging import last_text_event, run_scenario
 from helix_conformance.replay.runner import RunOptions, ScenarioRun
 from helix_conformance.replay.service import HostAddress, replay_service
 from helix_conformance.replay.stage import SLOW_AFTER_ABORT_S, STALL_EXPIRED, StagePlan, new_token
 from helix_conformance.replay.transport import _refuse_outside_connections, available_libraries
 from helix_conformance.scenarios import get_scenario
 from helix_conformance.scenarios.model import AbortPlan, Fault, FaultKind
+from helix_conformance.suite import bundled_cassettes
 
 PROFILE = get_profile("openai-chat")
 EVENTS = [b'data: {"n":%d}\n\n' % i for i in range(5)] + [b"data: [DONE]\n\n"]
@@ -260,9 +261,14 @@ def test_the_abort_plan_fires_before_its_chunk_and_the_rest_trickles() -> None:
     assert chunks[3].at - chunks[2].at >= SLOW_AFTER_ABORT_S * 0.9  # on the run's clock
 
 
-def test_callbacks_fall_between_the_chunks_that_caused_them() -> None:
-    """Lockstep: the next chunk goes only once the adapter is idle, so its reaction to the previous one is in
-    the trace before it (STR-02 reads this)."""
+def test_the_adapters_reaction_is_in_the_trace_before_str_02s_boundary() -> None:
+    """The chunks up to the one carrying the script's last text delta go back to back; that one waits until the
+    adapter is idle, so the callbacks it fired for the earlier ones are in the trace before it (STR-02)."""
+    scenario = get_scenario("text_basic")
+    interactions = build_interactions(scenario, PROFILE, CassetteCache(bundled_cassettes()))
+    found = last_text_event(scenario, PROFILE, interactions)
+    assert found is not None
+    boundary = found[1]
 
     async def read(ctx: AdapterContext, input: LLMGenerateInput) -> list[bytes]:
         pieces = []
@@ -277,16 +283,12 @@ def test_callbacks_fall_between_the_chunks_that_caused_them() -> None:
                 await input.callbacks.on_text_delta(str(len(pieces)))  # type: ignore[misc]
         return pieces
 
-    run, _ = probe_run(read, interaction(), callbacks="async")
-    order = [
-        (e.kind, e.chunk_index if e.kind == "chunk" else e.args[0])
-        for e in run.trace.events
-        if e.kind in ("chunk", "callback")
-    ]
-    for i in range(5):
-        at = order.index(("chunk", i))
-        assert order[at + 1] == ("callback", str(i + 1)), order
-        assert order.index(("chunk", i + 1)) > at + 1
+    run, seen = probe_run(read, *interactions, callbacks="async")
+    assert len(seen["pieces"]) == len(run.trace.of("chunk"))  # still one event per piece
+    events = [e for e in run.trace.events if e.kind in ("chunk", "callback")]
+    held = next(i for i, e in enumerate(events) if e.kind == "chunk" and e.chunk_index == boundary)
+    before = [e.args[0] for e in events[:held] if e.kind == "callback"]
+    assert before == [str(n) for n in range(1, boundary + 1)]  # one per chunk delivered before it
 
 
 def test_a_client_the_link_cannot_count_is_served_in_real_time() -> None:
@@ -405,9 +407,10 @@ def test_a_request_still_on_its_way_is_never_taken_for_silence(hand: Callable[..
     answer = run.ask("idle", timer=1.0, jump=True)
     assert answer["t"] == "acted"  # the request recorded, the head and the first chunk sent
     unread = run.ask("idle", timer=1.0, jump=True)
-    assert unread["t"] == "busy"  # the chunk is on its way to the client: not silence either
+    assert unread["t"] == "busy"  # the response is on its way to the client: not silence either
     assert run.drain().startswith(b"HTTP/1.1 200")
-    assert run.ask("idle", timer=1.0, jump=True)["t"] == "acted"  # read: the next event goes
+    quiet = run.ask("idle", timer=1.0, jump=True)  # all read, nothing left to send: now only timers
+    assert (quiet["t"], quiet["d"]) == ("quiet", 1.0)
 
 
 def test_a_jump_offered_is_withdrawn_if_anything_happened_since(hand: Callable[..., HandLink]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -12,9 +11,10 @@ from ..contract import ErrorStepResult, ToolCallsStepResult
 from ..contract.results import STEP_RESULT_TYPES
 from ..replay.callbacks import SLOW_CALLBACK_S, CallbackMode
 from ..replay.delivery import SplitPlan
+from ..replay.judging import last_text_event
 from ..replay.runner import RunOptions, ScenarioRun
 from ..replay.trace import TraceEvent
-from ..scenarios.model import Stream, StreamError, Text, Thinking, ToolCall
+from ..scenarios.model import Text, Thinking, ToolCall
 from .common import (
     ToolCallIds,
     describe_result,
@@ -87,23 +87,7 @@ def text_deltas_concatenate_to_the_content(ctx: CheckContext) -> None:
 
 def _last_text_event(ctx: CheckContext) -> tuple[int, int] | None:
     """(interaction, event index) of the event that carries the last text delta of the script."""
-    pieces = [
-        c
-        for exchange in ctx.scenario.exchanges
-        if isinstance(exchange.response, (Stream, StreamError))
-        for part in exchange.response.parts
-        if isinstance(part, Text)
-        for c in part.chunks
-    ]
-    if not pieces:
-        return None
-    needles = {json.dumps(pieces[-1], ensure_ascii=asc)[1:-1].encode() for asc in (True, False)}
-    for index, interaction in reversed(list(enumerate(ctx.session.interactions()))):
-        events = ctx.profile.split_events(interaction.body)
-        hits = [i for i, event in enumerate(events) if any(n in event for n in needles)]
-        if hits:
-            return index, hits[-1]
-    return None
+    return last_text_event(ctx.scenario, ctx.profile, ctx.session.interactions())
 
 
 @check("STR-02", applies=lambda s, p: s.expect.type in ("text", "tool_calls") and text_events(s) >= 2)

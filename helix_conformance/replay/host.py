@@ -457,29 +457,32 @@ class Host:
             self._write(conn, head)
             self._end_body(stage, conn, response)
             return True
-        if plan.plan.yield_between and conn.linked is not False:
-            self._send_chunk(stage, conn, response, head)  # one event per step: the adapter's reaction
-            if response.fault_kind is None and response.next_chunk == len(response.chunks):
-                self._end_body(stage, conn, response)  # a clean end goes with the last event
-        elif plan.plan.yield_between:  # a client the link does not count: paced in real time
-            self._send_chunk(stage, conn, response, head)
-            stage.timers.append((stage.now() + PACE_S, "pace", conn))
-        else:  # back to back up to the abort point, each piece its own HTTP chunk, which the client's HTTP
-            # parser hands on as its own piece (h11, aiohttp, urllib3, undici): cut at bytes (STR-10), mutated
-            # (NT-02), the fault corpus
-            after = plan.abort_after_events if not stage.aborted else None
-            pieces = [head]
-            while response.next_chunk < len(response.chunks) and response.next_chunk != after:
+        if response.slow or (conn.linked is False and plan.plan.yield_between):
+            # trickling after the abort; or a client the link does not count, paced in real time
+            self._write(conn, head + self._chunk_event(stage, response))
+            if conn.linked is False and response.next_chunk < len(response.chunks):
+                stage.timers.append((stage.now() + PACE_S, "pace", conn))
+        else:
+            # Back to back up to the next barrier, each piece its own HTTP chunk, which the client's HTTP
+            # parser hands on as its own piece (h11, aiohttp, urllib3, undici): the adapter reads one event at
+            # a time without a handshake per event. A barrier waits for the adapter to be idle, having reacted
+            # to everything before it: the abort or cancel point, and STR-02's (``StagePlan.hold``).
+            pieces = [head, self._chunk_event(stage, response)]
+            while response.next_chunk < len(response.chunks) and not self._barrier(stage, response):
                 pieces.append(self._chunk_event(stage, response))
-            if response.next_chunk == len(response.chunks) and response.fault_kind in (None, "truncate"):
-                self._write(conn, b"".join(pieces))
-                self._end_body(stage, conn, response)  # a clean or cut end goes with the bytes
-            else:
-                self._write(conn, b"".join(pieces))  # a reset, a stall, the abort: once they are read
+            self._write(conn, b"".join(pieces))
+        if response.next_chunk == len(response.chunks) and response.fault_kind in (None, "truncate"):
+            self._end_body(stage, conn, response)  # a clean or cut end goes with the last bytes
         return True
 
-    def _send_chunk(self, stage: ActiveStage, conn: HttpConn, response: Response, head: bytes) -> None:
-        self._write(conn, head + self._chunk_event(stage, response))
+    def _barrier(self, stage: ActiveStage, response: Response) -> bool:
+        """Whether the next chunk waits for the adapter to be idle first (see ``_step``)."""
+        plan, j = stage.plan, response.next_chunk
+        if j == plan.abort_after_events and not stage.aborted:
+            return True
+        if plan.hold.get(response.index) == j:
+            return True
+        return plan.cancel_after_chunks is not None and stage.chunks_sent >= plan.cancel_after_chunks
 
     def _chunk_event(self, stage: ActiveStage, response: Response) -> bytes:
         """Trace the response's next chunk as delivered; its bytes, framed as an HTTP chunk."""

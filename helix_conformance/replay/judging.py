@@ -11,13 +11,15 @@ where its link reported them), its input before and after, what it left running.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..contract import AdapterSpec
 from ..profiles.base import WireProfile
-from ..scenarios.model import Scenario
+from ..scenarios.model import Scenario, Stream, StreamError, Text
+from .delivery import EventPlan
 from .interactions import ReplayInteraction
 from .link import LinkAddress
 from .runner import (
@@ -65,6 +67,7 @@ def stage_run(
         abort_before=bool(abort is not None and abort.before and options.with_signal),
         abort_after_events=None if abort is None or abort.before else abort.after_events,
         cancel_after_chunks=options.cancel_after_chunks,
+        hold=hold_points(scenario, profile, interactions, options),
         virtual_time=options.virtual_time,
         limit_s=options.timeout * options.steps,
         chunk_bytes=options.chunk_bytes,
@@ -83,6 +86,45 @@ def stage_run(
         link=LinkAddress(host.http_port, host.control_port, token),
     )
     return Staged(host, token, job)
+
+
+def last_text_event(
+    scenario: Scenario, profile: WireProfile, interactions: list[ReplayInteraction]
+) -> tuple[int, int] | None:
+    """(interaction, event index) of the event carrying the script's last text delta: STR-02's boundary, where
+    the check looks and where the host holds."""
+    pieces = [
+        c
+        for exchange in scenario.exchanges
+        if isinstance(exchange.response, (Stream, StreamError))
+        for part in exchange.response.parts
+        if isinstance(part, Text)
+        for c in part.chunks
+    ]
+    if not pieces:
+        return None
+    needles = {json.dumps(pieces[-1], ensure_ascii=asc)[1:-1].encode() for asc in (True, False)}
+    for index, interaction in reversed(list(enumerate(interactions))):
+        events = profile.split_events(interaction.body)
+        hits = [i for i, event in enumerate(events) if any(n in event for n in needles)]
+        if hits:
+            return index, hits[-1]
+    return None
+
+
+def hold_points(
+    scenario: Scenario, profile: WireProfile, interactions: list[ReplayInteraction], options: RunOptions
+) -> dict[int, int]:
+    """Where the host waits for the adapter to be idle before delivering on: STR-02's boundary, in runs with
+    callbacks and one event per piece (the runs STR-02 reads); nowhere else, so no other run pays for it."""
+    if (
+        options.callbacks == "none"
+        or not isinstance(options.plan, EventPlan)
+        or not options.plan.yield_between
+    ):
+        return {}
+    found = last_text_event(scenario, profile, interactions)
+    return {found[0]: found[1]} if found else {}
 
 
 def collect(staged: Staged, grace_s: float = COLLECT_GRACE_S) -> StageTrace:

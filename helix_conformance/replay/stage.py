@@ -51,6 +51,9 @@ class StagePlan:
     abort_before: bool = False
     abort_after_events: int | None = None
     cancel_after_chunks: int | None = None
+    hold: dict[int, int] = field(default_factory=dict)
+    """Interaction -> chunk index that waits until the adapter is idle, having reacted to every chunk before it:
+    the one carrying the script's last text delta, in the runs STR-02 reads (judging.hold_points)."""
     virtual_time: bool = True
     limit_s: float = 10.0
     """The run's limit (steps x --helix-timeout) on the run's clock: the clock never jumps to it."""
