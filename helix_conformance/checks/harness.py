@@ -20,9 +20,9 @@ def every_request_matched(ctx: CheckContext) -> None:
     if run.unintercepted:
         fail(
             ctx,
-            "the adapter reached for the network outside httpx/httpx2, which the replay does not serve: "
+            "the adapter reached for the network elsewhere than its replay host (AdapterContext.base_url): "
             f"{', '.join(run.unintercepted[:3])}",
-            expected="every request made with httpx or httpx2, and no other way out to the network",
+            expected="every request sent to AdapterContext.base_url, and no other way out to the network",
             actual=run.unintercepted + others,
             details=run.trace.describe(),
             hint=UNINTERCEPTED_HINT,
@@ -148,15 +148,16 @@ def every_interaction_used(ctx: CheckContext) -> None:
 
 
 UNINTERCEPTED_HINT = (
-    "The replay answers only httpx and httpx2, the clients of the official SDKs; an HTTP client built on "
-    "aiohttp, requests or urllib (or a raw socket) goes to the network, which is refused while a scenario "
-    "runs. Build the provider client on httpx/httpx2 (e.g. an SDK's httpx-based client option)."
+    "The replay answers every request sent to AdapterContext.base_url, whatever the HTTP client (httpx, "
+    "aiohttp, requests, urllib); httpx and httpx2, the clients of the official SDKs, reach it whatever URL they "
+    "build. Another client with a URL of its own (or a raw socket) goes to the network, which is refused while "
+    "a scenario runs. Point the provider client at context.base_url."
 )
 NO_REQUEST_HINT = (
     "The step returned before any request reached the replay; its result says why. Usual causes: an error "
     "while building the request, caught into an ErrorStepResult; a setting the harness does not provide (take "
-    "the key and base URL from AdapterContext, not the environment); a client other than httpx/httpx2, whose "
-    "connection or DNS lookup fails."
+    "the key and base URL from AdapterContext, not the environment); a client that ignores context.base_url, "
+    "whose connection or DNS lookup fails."
 )
 
 

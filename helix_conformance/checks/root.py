@@ -117,7 +117,7 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
     if not run.trace.requests and run.unintercepted:
         return RootCause(
             "HARN-01",
-            "the adapter reached for the network outside httpx/httpx2, which the replay does not serve "
+            "the adapter reached for the network elsewhere than its replay host (AdapterContext.base_url) "
             f"({run.unintercepted[0]}), so no response was served",
             "no_match",
             run.trace.describe(),
