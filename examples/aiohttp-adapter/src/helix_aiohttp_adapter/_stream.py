@@ -92,8 +92,6 @@ class Completion:
             content = delta.get("content")
             for part in content if isinstance(content, list) else [content]:  # Mistral: typed parts
                 await self._visible(_text_of(part))
-                    part.get("text") if typed and part.get("type") == "text" else None if typed else part
-                )
             await self._visible(delta.get("refusal"), refusal=True)
             calls = delta.get("tool_calls")
             for position, entry in enumerate(calls if isinstance(calls, list) else ()):
