@@ -11,7 +11,7 @@ from ..contract import ErrorStepResult, ToolCallsStepResult
 from ..contract.results import STEP_RESULT_TYPES
 from ..replay.callbacks import SLOW_CALLBACK_S, CallbackMode
 from ..replay.delivery import SplitPlan
-from ..replay.over_http import last_text_event
+from ..replay.judging import last_text_event
 from ..replay.runner import RunOptions, ScenarioRun
 from ..replay.trace import TraceEvent
 from ..scenarios.model import Text, Thinking, ToolCall

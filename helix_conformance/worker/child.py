@@ -18,6 +18,7 @@ import threading
 import traceback
 from typing import Any
 
+from ..replay.clock import waits_for_others
 from . import guard
 from .protocol import (
     EXIT_CHANNEL_LOST,
@@ -121,17 +122,18 @@ class Worker:
         )
 
     def run(self, message: dict[str, Any], payload: bytes) -> None:
-        from ..replay.runner import run_scenario
+        from ..replay.runner import AdapterJob, run_adapter
         from .runs import encode_run
 
         run_id = message.get("id")
         self.send(header("started", id=run_id))  # the parent times this run from here (worker/pool.py)
         try:
-            scenario, profile, interactions, options, base_url, scripted = pickle.loads(payload)
+            job = pickle.loads(payload)
+            if not isinstance(job, AdapterJob) or job.link is None:
+                raise TypeError(f"a run's payload is an AdapterJob with a link, not {type(job).__name__}")
             guard.drain()
-            run = run_scenario(
-                scenario, self.spec, profile, interactions, options, base_url=base_url, scripted=scripted
-            )
+            guard.allow_only(frozenset({job.link.http_port, job.link.control_port}))
+            run = run_adapter(job, self.spec)
             run.unintercepted.extend(guard.drain())
             data = encode_run(run)
         except BaseException as exc:  # the harness side of the worker failed: say so, keep serving
@@ -155,6 +157,8 @@ def main(argv: list[str]) -> None:
     _die_with_parent()
     logging.getLogger().addHandler(logging.NullHandler())  # no lastResort prints of the adapter's logs
     worker = Worker(int(fds[1]))
+    # Its thread blocks on the channel between runs: waiting for the parent, it never wakes the adapter's loop.
+    waits_for_others(RequestReader._read.__code__)
     requests = RequestReader(int(fds[0]), worker.received, worker.tampered).start()
     # The official SDKs put platform.processor() in their headers: on Linux it runs `uname -p` once, then
     # caches it. Computed before the guard is armed, it is not a refused process in every first run.
