@@ -133,6 +133,11 @@ class Driver:
         def obey(what: str) -> None:
             if what == "abort" and controller is not None:
                 controller.abort("aborted by the harness mid-stream")
+            elif what == "cancel" and controller is not None and not controller.signal.aborted:
+                # NT-03 as a driver does it: the step's signal is aborted at the host's cancel point
+                send("abort_sent", id=run_id, name="cancelled by the harness")
+                marks.add("abort", name="cancelled by the harness")
+                controller.abort("aborted by the harness mid-stream")
 
         self.loop.on_instruction = obey
         buffered: list[tuple[str, Any]] = []

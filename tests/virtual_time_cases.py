@@ -248,9 +248,9 @@ def test_a_run_that_leaves_nothing_behind_ends_without_the_late_work_wait(
     waits: list[float] = []
     original = runner._let_late_work_run
 
-    async def counted(tasks: Any, limit: float) -> None:
+    async def counted(tasks: Any, limit: float, threads: Any = None) -> None:
         waits.append(limit)
-        await original(tasks, limit)
+        await original(tasks, limit, threads)
 
     monkeypatch.setattr(runner, "_let_late_work_run", counted)
 
