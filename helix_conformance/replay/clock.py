@@ -1,11 +1,15 @@
 """Virtual time for replay: the adapter's event loop skips the waits nothing real can end early.
 
-While an adapter runs against a cassette, the only things it can wait for are the replay (in this process)
-and timers: retry backoff, ``retry-after``, read timeouts on a stalled stream, ``wait_for`` limits. When the
-loop would block on a timer and nothing else could wake it — no ready I/O, no file descriptor of the
-adapter's own, no thread doing work — the loop's clock jumps to the timer instead of sleeping. The adapter
-still sees every timer fire in order and ``loop.time()`` advance by what it waited (a retry comes after its
-``retry-after`` in the loop's seconds, which is what the trace records and CFG-05 judges), at no wall time.
+While an adapter runs against the replay host, the only things it can wait for are the host's bytes and
+timers: retry backoff, ``retry-after``, read timeouts on a stalled stream, ``wait_for`` limits. When the
+loop would block and nothing in this process could wake it — no ready I/O, no file descriptor of the
+adapter's own, no thread doing work — it reports ``idle`` on its link (replay/link.py) and the host answers:
+it acts (the next chunk, the abort plan), or, when nothing is in flight either way and it has nothing to send,
+it offers a jump of the clock to the nearest timer. The host keeps the run's clock, so a jump is the same on
+both sides and the trace's times are the host's. The adapter still sees every timer fire in order and
+``loop.time()`` advance by what it waited (a retry comes after its ``retry-after`` in the loop's seconds, which
+is what the trace records and CFG-05 judges), at no wall time. A loop without a link (the loop's own tests)
+jumps on its own.
 
 ``time.sleep`` is skipped the same way: on the loop's own thread (a sync sleep that blocks the loop), and in
 another thread (a sync client retrying inside ``asyncio.to_thread``) when every other thread only waits.
@@ -22,11 +26,16 @@ import selectors
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from types import CodeType
-from typing import Any, SupportsIndex, TypeVar
+from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar
+
+from .link import READ_FUNCTIONS, counted_fds
+
+if TYPE_CHECKING:
+    from .link import Answer, Link
 
 T = TypeVar("T")
 
@@ -36,6 +45,11 @@ PAST_LIMIT_MARGIN_S = 1.0
 """A timer this far beyond the harness's limit is the adapter's, not the limit's own (``timer_past_the_limit``)."""
 POLL_EVERY_BUSY_TURNS = 16
 """While callbacks are ready, the loop polls its sockets once in this many turns instead of every turn."""
+BUSY_BACKOFF_MAX_S = 0.02
+"""While bytes are in flight or a thread is at work, the idle loop looks again after 0.25 ms, doubling to this."""
+BUSY_THREAD_PATIENCE_S = 0.05
+"""A thread at work this long (a background thread of the adapter's, polling or computing) no longer holds
+the run up: the loop reports idle all the same, without asking for a jump (replay/host.py acts on it)."""
 
 _IDLE_FRAMES = {
     ("threading.py", None),  # Event.wait, Condition.wait, Thread.join, Lock.acquire through threading
@@ -129,6 +143,8 @@ class _VirtualSelector(selectors.BaseSelector):
             if self._busy_turns < POLL_EVERY_BUSY_TURNS:
                 return []
             self._busy_turns = 0
+        if loop is not None and loop.link is not None and (timeout is None or timeout > 0):
+            return self._linked(loop, timeout)
         if loop is None or timeout is None or timeout <= 0:
             return self.real.select(timeout)
         ready = self.real.select(0)
@@ -139,6 +155,14 @@ class _VirtualSelector(selectors.BaseSelector):
             timer = True  # ...unless a timer of the adapter's lies beyond it: the limit comes first in real time too
         if not timer:  # a wait on the limit alone (a job at work, a hang) is never jumped, nor counted
             return self.real.select(timeout)
+        if not loop.virtual:  # --helix-real-time: every timer waited out, and counted
+            return self._real_wait(loop, timeout, timer)
+        return self._settle(loop, timeout)
+
+    def _settle(self, loop: VirtualTimeLoop, timeout: float) -> list[tuple[selectors.SelectorKey, int]]:
+        """Wait for a timer of the adapter's, jumping to it from the moment nothing real can wake the loop
+        first. A thread at work now may be idle soon (a thread starting the loop's): look again after a short
+        real wait (doubling), not after the whole wait."""
         started = time.monotonic()
         deadline, wait = started + timeout, SETTLE_S
         while (left := deadline - time.monotonic()) > 0:
@@ -153,7 +177,7 @@ class _VirtualSelector(selectors.BaseSelector):
                     loop.real_wait_s += idle_from - started  # the settling is the jump's, as before
                     loop.advance(max(0.0, deadline - time.monotonic()))
                     return []
-            else:  # at work now, idle soon (a thread starting the loop's): look again, not after the whole wait
+            else:
                 ready = self.real.select(min(left, wait))
                 wait = min(wait * 2, SLEEP_RECHECK_MAX_S)
                 if ready:
@@ -162,6 +186,76 @@ class _VirtualSelector(selectors.BaseSelector):
             ready = []
         loop.real_wait_s += time.monotonic() - started
         return ready
+
+    def _real_wait(
+        self, loop: VirtualTimeLoop, timeout: float | None, timer: bool
+    ) -> list[tuple[selectors.SelectorKey, int]]:
+        started = time.monotonic()
+        ready = self.real.select(timeout)
+        if timer:  # a wait on the limit alone (a job at work, a hang) is not a timer virtual time left out
+            loop.real_wait_s += time.monotonic() - started
+        return ready
+
+    def _linked(
+        self, loop: VirtualTimeLoop, timeout: float | None
+    ) -> list[tuple[selectors.SelectorKey, int]]:
+        """The loop would block: tell the host, and do what it answers (replay/host.py)."""
+        ready = self.real.select(0)
+        if ready:
+            loop.backoff = 0.0
+            return ready
+        link = loop.link
+        assert link is not None
+        timer = timeout is not None and loop.time() - loop.credited_s + timeout < loop.hard_deadline
+        delay, beyond = loop.next_timer()
+        consumed = loop.consumed()
+        if not consumed:  # a thread at work: the host waits for it, and so does the loop, for a while
+            now = time.monotonic()
+            if loop.busy_since is None:
+                loop.busy_since = now
+            if now - loop.busy_since < BUSY_THREAD_PATIENCE_S:
+                return self._backoff(loop, timeout, timer)
+        else:
+            loop.busy_since = None
+        jump = consumed and loop.virtual and delay is not None and loop.may_skip(quick=True)
+        answer = loop.obey(link.idle(delay, jump=jump, beyond=beyond))
+        if answer.kind == "quiet":
+            # A thread just woken (a job handed to a pool) still shows the frame it waited in until it gets
+            # the GIL: a short real wait lets it start (or post its result) before the idle check is trusted.
+            ready = self.real.select(SETTLE_S)
+            if ready:
+                return ready
+            # A stall's credit ends the stall at the adapter's own read timeout, as the provider's silence
+            # would, whatever its other threads do (they are looked at for every other jump).
+            if loop.may_skip(quick=answer.credit):
+                answer = loop.obey(link.jump(answer, answer.d))
+            else:
+                answer = loop.obey(link.idle(delay, jump=False, beyond=beyond))
+        kind = answer.kind
+        if kind == "advanced":
+            loop.skipped_s += answer.d
+            if answer.credit:
+                loop.credited_s += answer.d
+        if kind in ("acted", "advanced"):
+            loop.backoff = 0.0
+            return self.real.select(0)
+        if kind == "busy":
+            return self._backoff(loop, timeout, timer)
+        if kind != "wait":  # the link is gone, or the run is not the host's any more: real time from now on
+            loop.link = None
+        elif loop.jobs_in_flight:  # a thread may still write to the host: look again soon
+            return self._real_wait(
+                loop, BUSY_BACKOFF_MAX_S if timeout is None else min(timeout, BUSY_BACKOFF_MAX_S), timer
+            )
+        return self._real_wait(loop, timeout, timer)
+
+    def _backoff(
+        self, loop: VirtualTimeLoop, timeout: float | None, timer: bool
+    ) -> list[tuple[selectors.SelectorKey, int]]:
+        """Bytes in flight or a thread at work: look again soon (0.25 ms, doubling)."""
+        loop.backoff = min(max(loop.backoff * 2, 0.00025), BUSY_BACKOFF_MAX_S)
+        wait = loop.backoff if timeout is None else min(timeout, loop.backoff)
+        return self._real_wait(loop, wait, timer)
 
 
 class VirtualTimeLoop(asyncio.SelectorEventLoop):
@@ -185,12 +279,109 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         """Threads running one of this loop's executor jobs now."""
         self.hard_deadline = float("inf")
         """The harness's limit: the clock never jumps to a timer at or after it (replay/runner.py)."""
+        self.credited_s = 0.0
+        """Of ``skipped_s``, what the host credited to a stall it held: a jump to the adapter's own read
+        timeout however long it is (NT-04 asks that the adapter's timeout end a stall, not that it be
+        short), not counted against the harness's limit."""
+        self._harness: set[asyncio.TimerHandle] = set()
+        """The harness's own limit timers: never a timer to report or to jump to."""
+        self.link: Link | None = None
+        """The run's link to the replay host: every jump is the host's to grant (None: the loop jumps alone)."""
+        self.virtual = True
+        """False under --helix-real-time: the link still keeps the lockstep, the clock never jumps."""
+        self.on_instruction: Callable[[str], None] | None = None
+        """What the host asks of the run (``abort``, ``cancel``): called on the loop, at its next turn."""
+        self.backoff = 0.0
+        self.busy_since: float | None = None
 
     def time(self) -> float:
         return time.monotonic() + self.skipped_s
 
     def advance(self, seconds: float) -> None:
         self.skipped_s += seconds
+
+    def next_timer(self) -> tuple[float | None, bool]:
+        """Seconds to the adapter's next timer (None: none), and whether it lies at or past the step's limit
+        (only a stall's credit may jump there)."""
+        live = [
+            h.when() for h in getattr(self, "_scheduled", ()) if not h.cancelled() and h not in self._harness
+        ]
+        if not live:
+            return None, False
+        when = min(live)
+        return max(0.0, when - self.time()), when - self.credited_s >= self.hard_deadline
+
+    async def within(self, awaitable: Awaitable[T], limit: float) -> T:
+        """``asyncio.wait_for(awaitable, limit)`` on this clock less the time credited to stalls meanwhile."""
+        task = asyncio.ensure_future(awaitable)
+        limit_at = self.time() - self.credited_s + limit
+        timed_out = False
+        handles: list[asyncio.TimerHandle] = []
+
+        def arm() -> None:
+            handles.append(self.call_at(limit_at + self.credited_s, check))
+            self._harness.add(handles[-1])
+
+        def check() -> None:
+            nonlocal timed_out
+            self._harness.discard(handles[-1])
+            if self.time() - self.credited_s >= limit_at - 1e-9:
+                timed_out = True
+                task.cancel()
+            else:  # a stall's credit moved the limit on
+                arm()
+
+        arm()
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if timed_out:
+                raise asyncio.TimeoutError from None
+            raise
+        finally:
+            handles[-1].cancel()
+            self._harness.discard(handles[-1])
+
+    def wake(self) -> None:
+        """From another thread: have the loop look again (it may be waiting in real time)."""
+        if threading.get_ident() != self._owner and not self.is_closed():
+            with contextlib.suppress(RuntimeError):
+                self.call_soon_threadsafe(_nothing)
+
+    def obey(self, answer: Answer) -> Answer:
+        """Schedule what the host asked for with its answer; the answer, for chaining."""
+        for what in answer.do:
+            if self.on_instruction is not None:
+                with contextlib.suppress(RuntimeError):  # closed meanwhile
+                    self.call_soon_threadsafe(self.on_instruction, what)
+        return answer
+
+    def grant(self, seconds: float, *, sleeping: bool) -> float:
+        """Skip up to ``seconds`` of a ``time.sleep``: the host's to grant when there is a link (it may grant
+        less, up to its own next timer, or nothing); the seconds skipped."""
+        link = self.link
+        if link is None:
+            self.advance(seconds)
+            return seconds
+        offer = self.obey(link.idle(seconds, jump=self.virtual, sleeping=sleeping))
+        if offer.kind != "quiet":
+            return 0.0
+        answer = self.obey(link.jump(offer, min(offer.d, seconds), sleeping=sleeping))
+        if answer.kind != "advanced":
+            return 0.0
+        self.skipped_s += answer.d
+        return answer.d
+
+    def consumed(self) -> bool:
+        """The process has nothing to do but wait: every thread but the loop's waits for someone else, for the
+        host's bytes (a blocking read on a counted connection) or in a sleep of its own."""
+        for ident, frame in sys._current_frames().items():
+            if ident == self._owner:
+                continue
+            if thread_is_idle(frame) or frame.f_code in READ_FUNCTIONS or frame.f_code is _SLEEP_CODE:
+                continue
+            return False
+        return True
 
     def run_forever(self) -> None:
         self._owner = threading.get_ident()
@@ -231,16 +422,22 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         """Executor jobs handed out through ``run_in_executor`` whose results the loop has not taken yet."""
         return self._in_flight
 
-    def may_skip(self, besides: int | None = None, *, loop_blocked: bool = False) -> bool:
+    def may_skip(
+        self, besides: int | None = None, *, loop_blocked: bool = False, quick: bool = False
+    ) -> bool:
         """True when nothing but a timer can wake the loop: no executor job in flight (but the one ``besides``,
-        the thread asking, runs), no file descriptor beyond the loop's own and no thread at work but the loop's
-        (or ``besides``). ``loop_blocked``: the loop's own thread asks from inside ``time.sleep``, so a job
-        that has finished cannot reach it before the sleep ends, posted or not."""
+        the thread asking, runs), no file descriptor beyond the loop's own and the host's connections, and no
+        thread at work but the loop's (or ``besides``). ``loop_blocked``: the loop's own thread asks from
+        inside ``time.sleep``, so a job that has finished cannot reach it before the sleep ends, posted or
+        not. ``quick``: jobs and file descriptors only (the threads are looked at before a jump is taken)."""
         jobs = len(self._unfinished) if loop_blocked else self._in_flight
         if jobs > (1 if besides is not None and besides in self._job_threads else 0):
             return False
-        if set(self._selector.get_map().keys()) - self._own_fds:  # type: ignore[attr-defined]
+        mine = set(self._selector.get_map().keys()) - self._own_fds  # type: ignore[attr-defined]
+        if mine and mine - counted_fds():
             return False
+        if quick:
+            return True
         frames = sys._current_frames()
         asking = self._owner if besides is None else besides
         return all(thread_is_idle(frame) for ident, frame in frames.items() if ident != asking)
@@ -251,7 +448,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         if threading.get_ident() != self._owner:
             return False
         self.real_wait_s += _sleep_until_skippable(
-            seconds, lambda _left: self.may_skip(loop_blocked=True), self.advance
+            seconds,
+            lambda _left: self.virtual and self.may_skip(loop_blocked=True),
+            lambda left: self.grant(left, sleeping=True),
         )
         return True
 
@@ -267,14 +466,16 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         def skippable(left: float) -> bool:
             return (
                 not self.is_closed()
+                and self.virtual
                 and self.may_skip(besides=asking)
                 and self.time() + left <= self._next_timer()
             )
 
-        def skip(left: float) -> None:
-            self.advance(left)
+        def skip(left: float) -> float:
+            got = self.grant(left, sleeping=True)
             with contextlib.suppress(RuntimeError):  # closed meanwhile: nobody to wake
                 self.call_soon_threadsafe(_nothing)
+            return got
 
         _sleep_until_skippable(seconds, skippable, skip)
         return True
@@ -311,23 +512,32 @@ SLEEP_RECHECK_MAX_S = 0.05
 
 
 def _sleep_until_skippable(
-    seconds: float, skippable: Callable[[float], bool], skip: Callable[[float], None]
+    seconds: float, skippable: Callable[[float], bool], skip: Callable[[float], float]
 ) -> float:
-    """Sleep ``seconds``: really while ``skippable(left)`` says no, then skip what is left. A thread just
-    woken (the loop that handed a job out, not yet back in its selector) is busy for a moment: looking again
-    after a short real wait, as the selector does, keeps that moment from costing the whole sleep.
-    Returns the seconds really slept."""
+    """Sleep ``seconds``: really while ``skippable(left)`` says no, then skip what is left (``skip`` says how
+    much it could; the host may grant part, up to its own next timer). A thread just woken (the loop that
+    handed a job out, not yet back in its selector) is busy for a moment: looking again after a short real
+    wait, as the selector does, keeps that moment from costing the whole sleep. Returns the seconds really
+    slept."""
     seconds = max(0.0, seconds)
     started = time.monotonic()
-    deadline = started + seconds
+    skipped = 0.0
     wait = SETTLE_S
-    while (left := deadline - time.monotonic()) > 0:
+    while (left := seconds - skipped - (time.monotonic() - started)) > 0:
         if skippable(left):
-            skip(left)
-            break
+            got = skip(left)
+            skipped += got
+            if got >= left:
+                break
+            if got > 0:
+                wait = SETTLE_S
+                continue
         _real_sleep(min(wait, left))
         wait = min(wait * 2, SLEEP_RECHECK_MAX_S)
     return min(time.monotonic() - started, seconds)
+
+
+_SLEEP_CODE = _sleep_until_skippable.__code__
 
 
 def _virtual_sleep(seconds: float | SupportsIndex) -> None:
@@ -339,6 +549,9 @@ def _virtual_sleep(seconds: float | SupportsIndex) -> None:
         _real_sleep(seconds)
         return
     own = _active.get(threading.get_ident())
+    if own is not None and not own.virtual:
+        _real_sleep(seconds)
+        return
     if own is not None:
         if own.sleep_on_loop_thread(length):
             return
@@ -393,11 +606,19 @@ def _give_back(loop: VirtualTimeLoop, executor: ThreadPoolExecutor) -> bool:
     return True
 
 
-def run_virtual(main: Coroutine[Any, Any, T], on_loop: Callable[[VirtualTimeLoop], None] | None = None) -> T:
+def run_virtual(
+    main: Coroutine[Any, Any, T],
+    on_loop: Callable[[VirtualTimeLoop], None] | None = None,
+    *,
+    link: Link | None = None,
+    virtual: bool = True,
+) -> T:
     """``asyncio.run(main)`` on a VirtualTimeLoop; ``on_loop`` sees the loop before ``main`` starts. The
     default executor is reused from run to run while it is idle: the official SDKs hand a job to a thread in
-    every client's first request, and a new pool per run started (and joined) a thread each time."""
+    every client's first request, and a new pool per run started (and joined) a thread each time. ``link``:
+    the run's link to the replay host (``virtual=False``: lockstep only, the clock never jumps)."""
     loop = VirtualTimeLoop()
+    loop.link, loop.virtual = link, virtual
     executor = _take_executor()
     loop.set_default_executor(executor)
     if on_loop is not None:
