@@ -217,8 +217,9 @@ class _VirtualSelector(selectors.BaseSelector):
                 return self._backoff(loop, timeout, timer)
         else:
             loop.busy_since = None
-        jump = consumed and loop.virtual and delay is not None and loop.may_skip(quick=True)
-        answer = loop.obey(link.idle(delay, jump=jump, beyond=beyond))
+        # A thread at work past the patience may still end a stall: the host then offers a stall's credit only.
+        jump = loop.virtual and delay is not None and loop.may_skip(quick=True)
+        answer = loop.obey(link.idle(delay, jump=jump, beyond=beyond, busy=not consumed))
         if answer.kind == "quiet":
             # A thread just woken (a job handed to a pool) still shows the frame it waited in until it gets
             # the GIL: a short real wait lets it start (or post its result) before the idle check is trusted.
@@ -237,15 +238,18 @@ class _VirtualSelector(selectors.BaseSelector):
             if answer.credit:
                 loop.credited_s += answer.d
         if kind in ("acted", "advanced"):
-            loop.backoff = 0.0
+            loop.backoff = loop.recheck = 0.0
             return self.real.select(0)
         if kind == "busy":
             return self._backoff(loop, timeout, timer)
         if kind != "wait":  # the link is gone, or the run is not the host's any more: real time from now on
             loop.link = None
-        elif loop.jobs_in_flight:  # a thread may still write to the host: look again soon
+        elif loop.jobs_in_flight or not consumed:
+            # A job or a thread at work may be idle soon (or write to the host): look again after a short real
+            # wait, doubling, not after the whole timer (a thread just started, a stall the host may credit).
+            loop.recheck = min(max(loop.recheck * 2, SETTLE_S), SLEEP_RECHECK_MAX_S)
             return self._real_wait(
-                loop, BUSY_BACKOFF_MAX_S if timeout is None else min(timeout, BUSY_BACKOFF_MAX_S), timer
+                loop, loop.recheck if timeout is None else min(timeout, loop.recheck), timer
             )
         return self._real_wait(loop, timeout, timer)
 
@@ -292,6 +296,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self.on_instruction: Callable[[str], None] | None = None
         """What the host asks of the run (``abort``, ``cancel``): called on the loop, at its next turn."""
         self.backoff = 0.0
+        self.recheck = 0.0
+        """The last real wait after a ``wait`` answer while a thread or job was at work (doubling)."""
         self.busy_since: float | None = None
 
     def time(self) -> float:

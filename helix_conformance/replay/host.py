@@ -740,6 +740,8 @@ class Host:
             if message.get("jump")
             else None
         )
+        if offer is not None and message.get("busy") and not offer[1]:
+            offer = None  # a thread of the adapter's at work: only the stall's own end may be jumped to
         if offer is None:
             link.waiting = True
             self._answer_link(stage, link, {"t": "wait", "n": n})

@@ -272,10 +272,17 @@ class Link:
                     self.broken = True
 
     def idle(
-        self, timer: float | None, *, jump: bool, beyond: bool = False, sleeping: bool = False
+        self,
+        timer: float | None,
+        *,
+        jump: bool,
+        beyond: bool = False,
+        sleeping: bool = False,
+        busy: bool = False,
     ) -> Answer:
         """The adapter's side is idle: its next timer is ``timer`` s away (None: none); ``beyond``: that
-        timer is at or past the step's limit; ``jump``: the clock may jump (nothing else at work here)."""
+        timer is at or past the step's limit; ``jump``: the clock may jump (no job or socket of its own at
+        work); ``busy``: a thread of the adapter's is at work, so only a stall's credit may be offered."""
         return self._ask(
             {
                 "t": "idle",
@@ -286,6 +293,7 @@ class Link:
                 "beyond": beyond,
                 "jump": jump,
                 "sleeping": sleeping,
+                "busy": busy,
             }
         )
 
