@@ -261,11 +261,6 @@ FACTS: list[Fact] = [
     Fact("docs/writing-an-adapter.md", r"a fifth of `--helix-timeout`, (\d+) s\)", _read_timeout_share),
     # docs/ci.md
     Fact("docs/ci.md", r"the official\s+SDKs default to (\d+) s", _openai_sdk_timeout),
-    Fact(
-        "docs/ci.md",
-        r"after at most (\d+(?:\.\d+)?) s",
-        _const("helix_conformance.replay.transport", "STALL_FAST_FORWARD_S"),
-    ),
     # docs/recording.md
     Fact(
         "docs/recording.md",
@@ -346,48 +341,18 @@ FACTS: list[Fact] = [
     ),
     Fact(
         "docs/worker-protocol.md",
-        r"the server pauses (\d+) ms",
-        _ms_of("helix_conformance.replay.server", "PACE_S"),
+        r"the host\s+pauses (\d+) ms",
+        _ms_of("helix_conformance.replay.host", "PACE_S"),
     ),
     Fact(
         "docs/worker-protocol.md",
         r"still open after (\d+)% of",
-        _percent("helix_conformance.replay.server", "STALL_EXPIRY_SHARE"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"(?m)^\s*(\d+) ms \(at most \d+ ms\)",
-        _ms_of("helix_conformance.replay.server", "SETTLE_S"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"\(at most (\d+) ms\)",
-        _ms_of("helix_conformance.replay.server", "SETTLE_MAX_S"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"or after (\d+) s\s+without it",
-        _const("helix_conformance.worker.driver", "ABORT_ACK_S"),
+        _percent("helix_conformance.replay.stage", "STALL_EXPIRY_SHARE"),
     ),
     Fact(
         "docs/worker-protocol.md",
         r"trickle at (\d+) ms each",
-        _ms_of("helix_conformance.replay.transport", "SLOW_AFTER_ABORT_S"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"in the trace, for at most (\d+) s",
-        _const("helix_conformance.replay.server", "HOLD_S"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"the chunk goes out after (\d+) s",
-        _const("helix_conformance.replay.server", "HOLD_S"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"a buffering one (\d+) s per such run",
-        _const("helix_conformance.replay.server", "HOLD_S"),
+        _ms_of("helix_conformance.replay.stage", "SLOW_AFTER_ABORT_S"),
     ),
     Fact("docs/worker-protocol.md", r"`AdapterContext\.timeout` \((\d+) s by default\)", _read_timeout_share),
     # docs/speed.md
