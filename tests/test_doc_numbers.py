@@ -42,7 +42,7 @@ DECLARED: list[tuple[str, str, str]] = [
     ),
     (
         "docs/writing-an-adapter.md",
-        r"replay host on 127\.0\.0\.1",
+        r"replay host on 127\.0\.0\.1|POST http://127\.0\.0\.1:…",
         "the loopback address, where the replay host listens (replay/host.py)",
     ),
     (
