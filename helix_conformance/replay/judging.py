@@ -81,11 +81,19 @@ def stage_run(
         options=adapter_options(options),
         abort_before=bool(abort is not None and abort.before),
         cancel_planned=options.cancel_after_chunks is not None,
-        base_url=host.base_url(token, base_url or profile.default_base_url),
+        base_url=_run_base_url(host, token, base_url or profile.default_base_url),
         scripted=scripted,
         link=LinkAddress(host.http_port, host.control_port, token),
     )
     return Staged(host, token, job)
+
+
+def _run_base_url(host: HostAddress, token: str, provider_base_url: str) -> str:
+    """The run's ``AdapterContext.base_url``: the host's, with the path of the provider's base URL. A profile
+    with no base URL of its own (``custom``: the adapter knows its provider's URL, the recordings hold its
+    paths) gets none, as before the host: the adapter uses its own URL, which the httpx seam sends to the host
+    with the run's prefix (replay/transport.py), so the recorded paths match."""
+    return host.base_url(token, provider_base_url) if provider_base_url else ""
 
 
 def last_text_event(
