@@ -51,6 +51,9 @@ LIBRARY = "http"
 """``SentRequest.library`` of every request: it reached the host over HTTP, whatever the client."""
 PACE_S = 0.001
 """Between two event chunks on a connection the link does not account for: the client reads them apart."""
+REDIRECTED_FROM = "x-helix-redirected-from"
+"""The URL an httpx request was built for before the seam sent it here (replay/transport.py): traced as the
+request's URL, and left out of its headers; matching reads only the path."""
 RUN_PREFIX = "/_helix/"
 """A run's base URL path starts with ``/_helix/<token>``: a late request of an earlier run is told apart."""
 READ_SIZE = 1 << 16
@@ -411,10 +414,11 @@ class Host:
         plan = stage.plan
         index = _match(plan, stage.used, request.method, path)
         host = request.headers.get("host", f"127.0.0.1:{self.http_port}")
+        url = request.headers.pop(REDIRECTED_FROM, None) or f"http://{host}{path_and_query}"
         stage.record.requests.append(
             SentRequest(
                 request.method,
-                f"http://{host}{path_and_query}",
+                url,
                 path,
                 request.headers,
                 request.body,

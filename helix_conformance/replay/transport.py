@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, Protocol
 
-from .host import RUN_PREFIX
+from .host import REDIRECTED_FROM, RUN_PREFIX
 from .tls import shared_tls_contexts
 
 HTTP_LIBRARIES = ("httpx", "httpx2")
@@ -42,10 +42,12 @@ class Redirect:
         if url.host == "127.0.0.1" and url.port == self.http_port:
             return request  # the adapter used the base URL: it goes to the host already
         raw = url.raw_path.decode("ascii")
+        headers = request.headers.copy()
+        headers[REDIRECTED_FROM] = str(url)  # the trace shows the URL the adapter asked for (HARN-01)
         return lib.Request(
             request.method,
             f"http://127.0.0.1:{self.http_port}{self.prefix}{raw}",
-            headers=request.headers,
+            headers=headers,
             stream=request.stream,
             extensions=request.extensions,
         )
