@@ -334,8 +334,9 @@ class Host:
             return True
         stage = self.active
         if conn.requests and stage is None:
-            self._reset(conn)  # between runs: a late request of the run that just ended
-            return True
+            if not self._awaited(conn):
+                self._reset(conn)  # between runs: a late request of the run that just ended
+            return True  # else its run's begin waits for the stage: the request waits with it
         if conn.eof:
             self._client_left(conn)
             return True
@@ -344,6 +345,13 @@ class Host:
             self._record_requests(stage, conn, conn.received)
             self._step(stage, conn)
         return True
+
+    def _awaited(self, conn: HttpConn) -> bool:
+        """Whether the connection's first request belongs to a run whose begin waits for its stage (the adapter's
+        side got the run first; resetting the request would fail the run on the harness's own race)."""
+        token, _ = _strip_run(conn.requests[0][0].target)
+        waiting = [str(w[2].get("run")) for w in self.begin_waits]
+        return token in waiting if token is not None else bool(waiting)
 
     def _client_left(self, conn: HttpConn) -> None:
         """The client closed the connection: a response being read or held is closed (AB-02)."""
