@@ -59,9 +59,11 @@ RUN_PREFIX = "/_helix/"
 READ_SIZE = 1 << 16
 MAX_LINK_LINE = 4 << 20
 BEGIN_WAIT_S = 10.0
+"""How long a ``begin`` waits for its stage (the parent sends the stage before the run)."""
 LIMIT_EPSILON_S = 1e-6
 """A jump to the run's limit shorter than this is none (the clock is there already)."""
-"""How long a ``begin`` waits for its stage (the parent sends the stage before the run)."""
+
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class Reactor(Protocol):
@@ -589,7 +591,7 @@ class Host:
             line = bytes(link.inbuf[:end])
             del link.inbuf[: end + 1]
             try:
-                message = json.loads(line)
+                message = json.loads(line.decode())  # ValueError when not UTF-8: dropped below
             except ValueError:
                 self._drop_link(link)
                 return
@@ -621,7 +623,7 @@ class Host:
 
     def _send(self, link: LinkConn, message: dict[str, Any]) -> None:
         try:
-            link.sock.sendall(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+            link.sock.sendall(_ENCODE(message).encode() + b"\n")
         except OSError:  # a link that does not read its answers is dropped
             self._drop_link(link)
 

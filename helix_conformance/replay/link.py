@@ -223,6 +223,10 @@ def counted_fds() -> set[int]:
         return {c.fd for c in _counts.values()}
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+"""One encoder for every message (``json.dumps`` with separators makes one per call)."""
+
+
 @dataclass
 class Answer:
     kind: str
@@ -355,7 +359,7 @@ class Link:
         )
 
     def _write(self, message: dict[str, Any]) -> None:
-        self.sock.sendall(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        self.sock.sendall(_ENCODE(message).encode() + b"\n")
 
     def _read(self) -> dict[str, Any]:
         while (end := self.buffer.find(b"\n")) < 0:
@@ -365,7 +369,7 @@ class Link:
             self.buffer += data
         line = bytes(self.buffer[:end])
         del self.buffer[: end + 1]
-        message = json.loads(line)
+        message = json.loads(line.decode())  # a str: no encoding to detect (ValueError if not UTF-8)
         if not isinstance(message, dict):
             raise ValueError("not an object")
         return message

@@ -116,6 +116,8 @@ def merge(stage: StageTrace, adapter_events: list[Any]) -> Trace:
                     f"{event.kind} {event.name!r} on the link"
                 )
             events.append(own._replace(seq=len(events), at=event.at))
+        elif event.seq == len(events):  # numbered where it stands already (the host counts its marks)
+            events.append(event)
         else:
             events.append(event._replace(seq=len(events)))
     last = events[-1].at if events else 0.0

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from .host import REDIRECTED_FROM, RUN_PREFIX
+from .lean_net import lean_connections
 from .tls import shared_tls_contexts
 
 HTTP_LIBRARIES = ("httpx", "httpx2")
@@ -148,6 +149,10 @@ def intercept(replayer: Server, *, block_network: bool = True) -> Iterator[None]
         tls = contextlib.ExitStack()
         if block_network:
             tls.enter_context(shared_tls_contexts())  # no handshake happens in replay (replay/tls.py)
+        if isinstance(replayer, Redirect):  # httpcore's connections to the host skip anyio (lean_net.py)
+            port = replayer.http_port
+            tls.enter_context(lean_connections(lambda host, p: p == port and _is_loopback(host)))
+        if block_network:
             saved.append((socket.socket, "connect", socket.socket.connect))
             socket.socket.connect = _refuse_outside_connections(socket.socket.connect)  # type: ignore[method-assign]
         _ACTIVE = replayer
