@@ -86,6 +86,45 @@ class StageTrace:
     unlinked: int = 0
     """Connections served without the adapter's link (no lockstep, no virtual time for them)."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The events go to the parent by columns: pickling hundreds of named tuples one by one (a run cut
+        into 564 pieces) was 2.3 ms of the service's time per run, by columns 0.24 ms (and 1.15 -> 0.44 ms
+        to load them in pytest's process)."""
+        state = dict(self.__dict__)
+        state["events"] = _columns(self.events)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        state["events"] = _rows(state["events"])
+        self.__dict__.update(state)
+
+
+def _columns(events: list[TraceEvent | AdapterMark]) -> Any:
+    """``events`` as (kinds, TraceEvent columns, AdapterMark columns); as they are if of another type."""
+    kinds = bytearray()
+    host: list[TraceEvent] = []
+    marks: list[AdapterMark] = []
+    for event in events:
+        if type(event) is TraceEvent:
+            kinds.append(0)
+            host.append(event)
+        elif type(event) is AdapterMark:
+            kinds.append(1)
+            marks.append(event)
+        else:
+            return list(events)
+    return (bytes(kinds), list(zip(*host)), list(zip(*marks)))
+
+
+def _rows(columns: Any) -> list[TraceEvent | AdapterMark]:
+    if isinstance(columns, list):
+        return columns
+    kinds, host_columns, mark_columns = columns
+    host = iter(list(map(TraceEvent._make, zip(*host_columns))))
+    marks = iter(list(map(AdapterMark._make, zip(*mark_columns))))
+    return [next(marks) if kind else next(host) for kind in kinds]
+
 
 class MergeError(Exception):
     """The adapter's account of its events does not fit the marks its link reported: a garbled run."""
