@@ -5,6 +5,7 @@
     python benchmarks/run.py --speed --before HEAD~5   # only the speed rows, this checkout vs a commit
     python benchmarks/run.py --drivers --rounds 1      # one driver vs a pool (minutes: real time)
     python benchmarks/run.py --runs --before REV --rounds 1   # runs per suite and wall, every Python adapter
+    python benchmarks/run.py --typescript --before REV --rounds 1   # the TypeScript examples vs their references
 
 Every compared figure is measured side by side in the same run, interleaved; values are medians of the
 rounds with their spread (±), and the last line says how noisy the machine was. See benchmarks/README.md
@@ -24,7 +25,7 @@ from measure import Row, Samples, machine_note, render
 from parsing import parsing_rows
 from plugin_cost import plugin_rows
 from replay_bench import replay_rows
-from runs_bench import runs_rows
+from runs_bench import TYPESCRIPT, runs_rows
 from speed_bench import speed_rows
 from suite_bench import suite_rows
 
@@ -52,6 +53,12 @@ def main(argv: list[str] | None = None) -> int:
         help="only the runs rows: runs per suite and wall time of every Python adapter (with --before: both)",
     )
     parser.add_argument(
+        "--typescript",
+        action="store_true",
+        help="only the TypeScript rows: each example (npm ci in its folder first) against its profile's Python "
+        "reference, runs and wall (with --before: both)",
+    )
+    parser.add_argument(
         "--drivers",
         nargs="?",
         const="",
@@ -71,10 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         lambda: parsing_rows(PROVIDERS, events, rounds if args.quick else rounds + 2),
         lambda: replay_rows(events, rounds),
     ]
-    if args.speed or args.drivers is not None or args.runs:
+    if args.speed or args.drivers is not None or args.runs or args.typescript:
         producers = []
     if args.runs:
         producers.append(lambda: runs_rows(rounds, args.before, args.adapters))
+    elif args.typescript:
+        producers.append(lambda: runs_rows(rounds, args.before, args.adapters or list(TYPESCRIPT)))
     elif args.drivers is not None:  # minutes per round, in real time: only on request
         producers.append(lambda: driver_rows(rounds, args.drivers or None))
     elif args.speed or not args.quick:  # minutes per round: not part of the smoke run

@@ -35,6 +35,15 @@ REFERENCE_OF = {
 }
 """Every Python adapter the checkout can name (the foreign ones where ../shared/foreign-adapters is installed),
 and the reference adapter of its wire profile."""
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+TYPESCRIPT = {
+    "node:fetch-template": ("fetch-template-adapter/adapter.ts", "openai"),
+    "node:vercel-openai": ("vercel-ai-adapter/openai.mjs", "openai"),
+    "node:vercel-anthropic": ("vercel-ai-adapter/anthropic.mjs", "anthropic"),
+    "node:vercel-gemini": ("vercel-ai-adapter/gemini.mjs", "gemini"),
+}
+"""The TypeScript examples (``--typescript``), by a short name, with their file and their profile's reference.
+Each needs its dependencies: ``npm ci`` in its folder."""
 SUITE_TARGET_S = 10.0
 RUNS = re.compile(r"over (\d+) runs")
 
@@ -51,24 +60,53 @@ class Suite:
         return Samples(tuple(self.walls))
 
     def describe(self) -> str:
-        return f"{self.runs} runs, {with_noise(seconds(self.samples.median), self.samples)}"
+        runs = f"{self.runs} runs" if self.runs is not None else "runs not counted (no virtual time line)"
+        return f"{runs}, {with_noise(seconds(self.samples.median), self.samples)}"
+
+
+def adapter_argument(name: str) -> str:
+    """What ``--adapter=`` takes for ``name``: a TypeScript example's absolute path, else the name itself."""
+    if name in TYPESCRIPT:
+        return f"node:{EXAMPLES / TYPESCRIPT[name][0]}"
+    return name
+
+
+def reference_of(name: str) -> str:
+    return TYPESCRIPT[name][1] if name in TYPESCRIPT else REFERENCE_OF[name]
 
 
 def run_suite(name: str, cwd: Path, env: dict[str, str]) -> tuple[float, int | None]:
     """Wall time and runs of ``pytest --adapter=NAME -q`` (a red verdict is a measurement too)."""
     outputs: list[str] = []
-    args = [f"--adapter={name}", "-q", "-p", "no:cacheprovider"]
+    args = [f"--adapter={adapter_argument(name)}", "-q", "-p", "no:cacheprovider"]
     elapsed = pytest_wall(args, cwd, env=env, ok=(0, 1), stdout=outputs)()
     found = RUNS.search(outputs[-1])
     return elapsed, int(found.group(1)) if found else None
 
 
 def available(names: Sequence[str]) -> list[str]:
-    """The adapters this environment can resolve (the foreign ones need their package installed)."""
+    """The adapters this environment can resolve (the foreign ones need their package installed, a TypeScript
+    example its node_modules), each with its reference; the ones left out are said on stderr."""
+    import shutil
     from importlib.util import find_spec
 
     foreign = find_spec("helix_foreign_adapters") is not None
-    return [n for n in names if foreign or not n.startswith("foreign-")]
+    chosen = []
+    for name in names:
+        if name.startswith("foreign-") and not foreign:
+            print(f"… {name} left out: ../shared/foreign-adapters is not installed", file=sys.stderr)
+        elif (
+            name in TYPESCRIPT
+            and not (EXAMPLES / TYPESCRIPT[name][0]).parent.joinpath("node_modules").is_dir()
+        ):
+            folder = (EXAMPLES / TYPESCRIPT[name][0]).parent
+            print(f"… {name} left out: run `npm ci` in {folder}", file=sys.stderr)
+        elif name in TYPESCRIPT and shutil.which("node") is None:
+            print(f"… {name} left out: no node on PATH", file=sys.stderr)
+        else:
+            chosen.append(name)
+    references = [reference_of(n) for n in chosen if reference_of(n) not in chosen]
+    return list(dict.fromkeys(references)) + chosen
 
 
 def runs_rows(
@@ -100,7 +138,7 @@ def runs_rows(
             if current.runs and old.runs:
                 wall = current.samples.median / old.samples.median
                 ratio = f"runs {current.runs / old.runs:.2f}×, wall {wall:.2f}×"
-        reference = REFERENCE_OF[name]
+        reference = reference_of(name)
         if reference != name and (now, reference) in suites:
             against = current.samples.median / suites[(now, reference)].samples.median
             ratio += f"; {against:.2f}× {reference}"

@@ -33,6 +33,8 @@ class ItemVerdict:
     provider sends to the adapter's request (``not_applicable``); reported through the ``helix_status`` user
     property."""
     baseline_reason: str = ""
+    matrix: frozenset[str] = frozenset()
+    """With ``compat_failed``: the servers whose quirk it is (the matrix's rows that show it)."""
 
 
 @dataclass
@@ -56,6 +58,7 @@ class Gate:
                 f"AdapterSpec.servers): {outcome.failure.message}",
                 outcome.failure,
                 status="compat_failed",
+                matrix=outcome.matrix,
             )
         entry = (
             self.baseline.find(planned.profile, planned.scenario.id, planned.clause)

@@ -17,6 +17,7 @@ from .checks.context import HarnessSettings
 from .checks.registry import Failure
 from .gate import Gate, session_errors
 from .profiles.servers import declared_servers, unknown_servers
+from .quick import QUICK_HINT, QUICK_NOTE, QUICK_PROPERTY, quick_plan
 from .reporting.format import failure_line, format_failure, verdict_text
 from .reporting.outcomes import (
     CAUSE_PROPERTY,
@@ -99,6 +100,9 @@ class ConformanceItem(pytest.Item):
         if verdict.status:
             self.user_properties.append((STATUS_PROPERTY, verdict.status))
             self.user_properties.append((REASON_PROPERTY, verdict.baseline_reason))
+        if verdict.matrix and verdict.matrix != self.planned.servers:
+            # a request shape servers reject, found in the run: the matrix's rows are theirs (the last value is read)
+            self.user_properties.append(("servers", ",".join(sorted(verdict.matrix))))
         if verdict.action == "skip":
             pytest.skip(verdict_text(verdict, self.planned.level, self.adapter_name))
         if verdict.action == "xfail":
@@ -180,7 +184,14 @@ class ConformancePlugin:
                 f"{spelled('helix_shard', options['helix_shard'][1], self.shard)} with --helix-write-baseline: a "
                 "shard sees part of the suite; write the baseline from a run without --helix-shard"
             )
+        self.quick = bool(options["helix_quick"][0])
+        if self.quick and self.gate.write_baseline:
+            raise pytest.UsageError(
+                f"{spelled('helix_quick', options['helix_quick'][1], True)} with --helix-write-baseline: a quick "
+                "check judges part of the suite; write the baseline from a run without --helix-quick"
+            )
         self.shard_line = ""
+        self.quick_line = ""
         self.last_failed = False
         """Whether --lf narrowed the run to what failed last time (pytest's cache plugin): then not a gate."""
         baseline = options["helix_baseline"][0]
@@ -314,6 +325,8 @@ class ConformancePlugin:
             lines.append(
                 f"  {IN_PROCESS_NOTE}: the adapter runs inside pytest's process (--helix-in-process)"
             )
+        if self.quick:
+            lines.append(f"  {QUICK_NOTE}: --helix-quick judges part of the suite ({QUICK_HINT})")
         return lines
 
     def _cassettes_shown(self) -> str:
@@ -331,8 +344,9 @@ class ConformancePlugin:
         self.gate.check_entries_exist(planned, profile_for(self.resolved.spec).name)
         runner = SuiteRunner(self.resolved.spec, self.settings, self.cassette_root)
         runner.expect(planned)
+        kept = self._quick(planned) if self.quick else planned
         items: list[pytest.Item] = []
-        for check in planned:
+        for check in kept:
             name = f"test_conformance[{check.test_id}]"
             # The "helix-conformance::" prefix is what pytest shows where a test file would be.
             item = ConformanceItem.from_parent(session, name=name, nodeid=f"{SUITE_PREFIX}::{name}")
@@ -348,10 +362,12 @@ class ConformancePlugin:
                     ("servers", ",".join(sorted(check.servers))),
                 ]
             )
+            if self.quick:  # in the JUnit XML of every test case: nobody reads a quick run as the gate
+                item.user_properties.append((QUICK_PROPERTY, QUICK_NOTE))
             item.add_marker(pytest.mark.helix_conformance)
             items.append(item)
         if self.shard is not None:
-            items = self._in_shard(self.shard, planned, items)
+            items = self._in_shard(self.shard, kept, items)
         selected = self._select_by_arguments(session.config, items)
         self.deselected += len(items) - len(selected)  # naming checks by id selects, like -k
         items = selected
@@ -385,8 +401,18 @@ class ConformancePlugin:
         )
         return mine
 
-    def pytest_report_collectionfinish(self, config: pytest.Config) -> str | None:
-        return self.shard_line or None
+    def _quick(self, planned: list[PlannedCheck]) -> list[PlannedCheck]:
+        """The checks ``--helix-quick`` keeps (quick.py), and the line that says what it left out."""
+        chosen = quick_plan(planned, profile_for(self.resolved.spec))
+        scenarios = len({p.scenario.id for p in planned})
+        self.quick_line = (
+            f"{QUICK_NOTE}: {len(chosen)} of {len(planned)} checks, on "
+            f"{len({p.scenario.id for p in chosen})} of {scenarios} scenarios ({QUICK_HINT})"
+        )
+        return chosen
+
+    def pytest_report_collectionfinish(self, config: pytest.Config) -> list[str] | None:
+        return [line for line in (self.quick_line, self.shard_line) if line] or None
 
     def selection(self) -> dict[str, Any]:
         """What this run judged, for the summary and the report (``json_report.report_data``)."""
@@ -394,6 +420,7 @@ class ConformancePlugin:
             "shard": self.shard.as_data() if self.shard is not None else None,
             "narrowed": bool(self.deselected),
             "last_failed": self.last_failed,
+            "quick": self.quick,
         }
 
     def _judge_harn_05(self, session: pytest.Session, exitstatus: int) -> None:
@@ -408,7 +435,7 @@ class ConformancePlugin:
             session_errors(
                 self.log,
                 self.resolved.spec.capabilities,
-                everything_selected=not self.deselected and not session.shouldstop,
+                everything_selected=not self.deselected and not session.shouldstop and not self.quick,
             )
         )
         if errors and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):

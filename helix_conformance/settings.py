@@ -194,6 +194,16 @@ OPTIONS: tuple[Option, ...] = (
         metavar="I/N",
     ),
     Option(
+        "helix-quick",
+        "a quick check for the edit loop, not a gate: every clause judged at least once, on one scenario of "
+        "each delivery shape, without the fault corpus, random splits and corruptions on every shape "
+        "(openai: about a tenth of the runs). Failures fail the run; a pass says QUICK CHECK — not a gate, "
+        "and its reports are marked so (helix-conformance report --check refuses them)",
+        False,
+        _bool,
+        flag=True,
+    ),
+    Option(
         "helix-in-process",
         "run the adapter inside pytest's process (a thread), so pdb and breakpoints work; for debugging only, "
         "not a gate: the adapter could end or rewrite the verdict. By default it runs in a worker process",

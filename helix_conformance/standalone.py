@@ -282,7 +282,7 @@ def _judge(planned: list[PlannedCheck], runner: SuiteRunner, gate: Gate, log: Ou
                 item.scenario.requires | item.check.requires,
                 verdict.baseline_reason,
                 verdict.failure.message if verdict.action == "fail" and verdict.failure else "",
-                item.servers,
+                verdict.matrix or item.servers,
                 verdict.failure.happening if verdict.action == "fail" and verdict.failure else "",
             )
         )

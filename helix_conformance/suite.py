@@ -351,7 +351,8 @@ class SuiteRunner:
             if not judges_request(item.clause) and item.clause not in applicable.still_judged:
                 return CheckOutcome("not_applicable", reason=applicable.unmet)
         outcome = self._judge(item, session, root_cause=applicable.unmet is None)
-        outcome.matrix = applicable.matrix
+        # a quirk of servers the adapter does not target: the scenario's response, or a request shape they reject
+        outcome.matrix = applicable.matrix or (outcome.failure.matrix if outcome.failure else frozenset())
         return outcome
 
     def _judge(self, item: PlannedCheck, session: ScenarioSession, *, root_cause: bool) -> CheckOutcome:

@@ -162,6 +162,9 @@ from broken_adapters import BROKEN_ADAPTERS
 from reference_adapters.gemini import GeminiAdapter, spec as gemini
 
 trusts = next(b for b in BROKEN_ADAPTERS if b.name == "trusts_provider_ids").spec
+from broken_adapters._base import broken
+from broken_adapters.field_bugs import DeveloperRole
+developer_role = broken("developer-role", DeveloperRole, "MSG-01", ("system_multiturn",), "d", servers=frozenset()).spec
 openai_only = dataclasses.replace(trusts, name="openai-only", servers=frozenset())
 with_deepseek = dataclasses.replace(trusts, name="with-deepseek", servers=frozenset({{"openai", "deepseek"}}))
 unknown_server = dataclasses.replace(trusts, name="unknown-server", servers=frozenset({{"deepsek"}}))
@@ -228,6 +231,25 @@ def test_the_matrix_is_in_the_summary_and_every_report_and_leaves_the_exit_code(
     html = (compat_adapters.path / "r.html").read_text(encoding="utf-8")
     assert "<h2>Compatibility matrix</h2>" in html
     assert "<td>DeepSeek</td>" in html
+
+
+def test_a_request_shape_only_undeclared_servers_reject_is_in_the_matrix_not_the_gate(
+    compat_adapters: pytest.Pytester,
+) -> None:
+    """`developer` as the system role: OpenAI takes it, DeepSeek and others answer 400 (server_rejections.py)."""
+    result = run(
+        compat_adapters,
+        "--adapter=compat_adapters:developer_role",
+        "-k",
+        "system_multiturn and MSG-01",
+        "--helix-report=r.json",
+    )
+    assert result.ret == pytest.ExitCode.OK, output(result)
+    result.stdout.fnmatch_lines(["*works with: OpenAI (declared) ✓*DeepSeek ✗ MSG-01*", "VERDICT: PASS*"])
+    deepseek = next(
+        r for r in _report(compat_adapters, "r.json")["compatibility"]["servers"] if r["id"] == "deepseek"
+    )
+    assert (deepseek["works"], deepseek["failing"]) == (False, ["MSG-01"]), deepseek
 
 
 def test_a_declared_servers_quirk_fails_the_gate(compat_adapters: pytest.Pytester) -> None:

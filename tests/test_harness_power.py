@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -17,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 
-from hpower import equivalents, field, mutation_run  # noqa: E402 (the tool's package, from tools/)
+from hpower import equivalents, field, mutation_run, targets  # noqa: E402 (the tool's package, from tools/)
 from hpower.cli import main, parser  # noqa: E402
 from hpower.coverage_run import EVERYWHERE, AdapterCoverage, FileCoverage, scenario_of  # noqa: E402
 from hpower.equivalents import Equivalent, EquivalentsError  # noqa: E402
@@ -433,3 +435,28 @@ def test_field_outcomes_credit_only_new_failures_and_report_both_rates(
 def test_a_seedless_run_draws_a_new_seed_and_says_which() -> None:
     args = parser().parse_args([])
     assert args.seed is None  # main() draws one and prints it in its first line
+
+
+def test_another_harness_for_ast_mutants_must_hold_only_the_harness(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--harness`` judges this checkout's mutants with another commit's harness: a directory with its own
+    ``reference_adapters`` would be judged instead of the mutated copies, so it is refused; one whose package
+    is imported is taken, and every suite run of the adapter gets it on PYTHONPATH after the mutated copy."""
+    monkeypatch.setattr("hpower.cli.check_installed", lambda: None)
+    assert main(["--harness", str(tmp_path), "--sample", "1", "--seed", "1"]) == 2
+    assert "no helix_conformance package there" in capsys.readouterr().err
+    shutil.copytree(
+        ROOT / "helix_conformance",
+        tmp_path / "helix_conformance",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    (tmp_path / "reference_adapters").mkdir()
+    assert main(["--harness", str(tmp_path), "--sample", "1", "--seed", "1"]) == 2
+    assert "would be imported instead of this checkout's" in capsys.readouterr().err
+    (tmp_path / "reference_adapters").rmdir()
+    from hpower.cli import _harness
+
+    assert _harness(tmp_path, adapters_allowed=False) == tmp_path.resolve()
+    env = targets.environment(Path("/mutant"), tmp_path)
+    assert env["PYTHONPATH"].split(os.pathsep)[:2] == ["/mutant", str(tmp_path)]

@@ -34,6 +34,9 @@ class Failure:
     """What actually happened, worded the same on every clause and scenario it breaks (an exception, an
     error result for a success response): failures with the same happening are one cause
     (``reporting/causes.py``), whatever clause each is reported on. Empty: the clause's own failure."""
+    matrix: frozenset[str] = frozenset()
+    """Set when the failure holds only for these servers, none of which the adapter targets (a request shape they
+    answer with 400): it goes to the compatibility matrix, not the gate."""
 
     def has_expected(self) -> bool:
         return self.expected is not _MISSING
@@ -133,11 +136,12 @@ def fail(
     replay: str = "",
     hint: str | Said = "",
     happening: str = "",
+    matrix: frozenset[str] = frozenset(),
 ) -> NoReturn:
     """Stop the current check with a Failure for its clause (``replay``: see ``Failure.replay``). ``hint``
     replaces the clause's common mistakes where the check knows what happened; both speak the adapter's
     language (``ctx.language``). ``happening`` words what happened the same way another clause judging the
-    same value does (``Failure.happening``)."""
+    same value does (``Failure.happening``); ``matrix``: see ``Failure.matrix``."""
     language = ctx.language
     raise CheckFailed(
         Failure(
@@ -151,6 +155,7 @@ def fail(
             details=details,
             replay=replay,
             happening=happening,
+            matrix=matrix,
         )
     )
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..contract import AssistantMessage, SystemMessage, ToolMessage, UserMessage
 from ..profiles.base import DecodedRequest, DecodedTool, WireProfile
-from ..profiles.server_rejections import rejected_by
+from ..profiles.server_rejections import rejected_by, rejecting
 from ..profiles.servers import declared_servers
 from ..replay.runner import RunOptions, ScenarioRun
 from .common import error_of, json_text, named, on_profiles, sends_request, short
@@ -119,15 +119,25 @@ def system_reaches_the_system_slot(ctx: CheckContext) -> None:
 
 def _no_shape_a_declared_server_rejects(ctx: CheckContext) -> None:
     """Fail on a request shape that a server the adapter targets answers with 400 (profiles/server_rejections.py):
-    the servers its spec declares, else its profile's own provider, which takes every shape the profile does."""
+    the servers its spec declares, else its profile's own provider, which takes every shape the profile does.
+    A shape only servers it does not target reject is a failure for the compatibility matrix (``matrix``)."""
+    findings = [finding for r in ctx.requests() for finding in r.server_findings]
+    rejecting_servers = rejecting(findings, ctx.clause)
+    if not rejecting_servers:
+        return
     servers = declared_servers(ctx.spec, ctx.profile.name)
-    rejected = [p for r in ctx.requests() for p in rejected_by(r.server_findings, ctx.clause, servers)]
-    if rejected:
+    if rejecting_servers & servers:
         fail(
             ctx,
             f"the request has a shape a server this adapter declares ({', '.join(sorted(servers))}) rejects",
-            actual=rejected,
+            actual=rejected_by(findings, ctx.clause, servers),
         )
+    fail(
+        ctx,
+        "the request has a shape servers this adapter does not declare reject",
+        actual=rejected_by(findings, ctx.clause, rejecting_servers),
+        matrix=rejecting_servers,
+    )
 
 
 @check("MSG-02", applies=_having(UserMessage, AssistantMessage))

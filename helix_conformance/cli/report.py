@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="exit 1 when the report's verdict is fail (use the report as a gate in a later step)",
+        help="exit 1 when the report's verdict is fail, or the report is a quick check's (--helix-quick: "
+        "not a gate); use the report as a gate in a later step",
     )
 
 
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageFailure(
             f"one report at a time (got {len(args.paths) + 1}); to join shards' reports: {MERGE_USAGE}"
         )
+    from ..quick import QUICK_NOTE
     from ..reporting.json_report import load_report
     from ..reporting.writers import format_of, renderer
 
@@ -68,6 +70,13 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
+    if args.check and (data.get("selection") or {}).get("quick"):
+        print(
+            f"{args.report}: {QUICK_NOTE}: written by a run with --helix-quick, which judged part of the suite; "
+            "--check gates on the report of a full run",
+            file=sys.stderr,
+        )
+        return 1
     return 1 if args.check and data["verdict"] != "pass" else 0
 
 

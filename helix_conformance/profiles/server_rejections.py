@@ -78,3 +78,13 @@ def rejected_by(findings: Iterable[tuple[str, str]], clause: str, servers: froze
                 f"{where}: {rule.shape}, which {', '.join(hit)} answer with 400: {rule.evidence[0]}"
             )
     return problems
+
+
+def rejecting(findings: Iterable[tuple[str, str]], clause: str) -> frozenset[str]:
+    """Every server that rejects one of the findings of ``clause``, targeted or not (the compatibility matrix's)."""
+    return frozenset(
+        server
+        for rule_id, _ in findings
+        if (rule := SERVER_REJECTIONS[rule_id]).clause == clause
+        for server in rule.servers
+    )

@@ -22,10 +22,23 @@ def render_badge(data: dict[str, Any]) -> str:
     shard = (data.get("selection") or {}).get("shard")
     if shard:  # one shard's verdict is not the adapter's: the badge of the merged report is
         shown = f"shard {shard['index']}/{shard['count']} · {shown}"
+    quick = (data.get("selection") or {}).get("quick")
+    if quick:  # a quick check's pass is no adapter's badge
+        shown = f"quick check, not a gate · {shown}"
     badge = {
         "schemaVersion": 1,
         "label": f"helix {data['adapter']['wire_profile']}",
         "message": shown,
-        "color": ("yellowgreen" if known else "brightgreen") if passed else "red",
+        "color": _colour(passed=passed, known=bool(known), quick=bool(quick)),
     }
     return json.dumps(badge) + "\n"
+
+
+def _colour(*, passed: bool, known: bool, quick: bool) -> str:
+    """Red for a failing verdict; a passing one grey when a quick check's (not a gate), yellow-green with known
+    failures baselined, else green."""
+    if not passed:
+        return "red"
+    if quick:
+        return "lightgrey"
+    return "yellowgreen" if known else "brightgreen"

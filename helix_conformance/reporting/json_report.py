@@ -73,7 +73,7 @@ def build_report(
 
 def whole_suite() -> dict[str, Any]:
     """The ``selection`` of a run of every check: no shard, nothing deselected."""
-    return {"shard": None, "narrowed": False, "last_failed": False}
+    return {"shard": None, "narrowed": False, "last_failed": False, "quick": False}
 
 
 def report_data(
@@ -88,7 +88,8 @@ def report_data(
 ) -> dict[str, Any]:
     """The report of ``log``, for a run (``build_report``) or for the shards' outcomes joined (``merge``).
     ``selection``: the shard this run is (``sharding.Shard.as_data``), whether anything else was deselected
-    (``narrowed``), and whether ``--lf`` did it (``last_failed``)."""
+    (``narrowed``), whether ``--lf`` did it (``last_failed``), and whether ``--helix-quick`` chose the checks
+    (``quick``: not a gate, quick.py)."""
     requested = adapter["requested"]
     clauses = {}
     for clause_id, outcomes in sorted(log.by_clause().items(), key=lambda kv: list(CLAUSES).index(kv[0])):

@@ -53,6 +53,11 @@ def load_shards(paths: list[Path]) -> list[tuple[Path, dict[str, Any]]]:
                 f"{path} is not a shard's report (it was not run with --helix-shard=I/N); merge joins the "
                 "shards of one suite"
             )
+        if (data.get("selection") or {}).get("quick"):
+            raise ReportError(
+                f"{path} was written by a quick check (--helix-quick), not a gate: merge the shards of runs "
+                "without --helix-quick"
+            )
     first_path, first = shards[0]
     for path, data in shards[1:]:
         for key, name in SAME:

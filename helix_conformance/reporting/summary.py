@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..clauses import AREAS, CLAUSES
+from ..quick import QUICK_NOTE
 from . import applicability, compatibility
 from .causes import render_causes, stale_entries
 from .outcomes import OutcomeLog, holds
@@ -102,6 +103,8 @@ def render_summary(
         lines.append(
             f"{SESSION_CLAUSE} is judged on the merged report: {log.executed()} checks executed here"
         )
+    elif not log.gate_errors and (selection or {}).get("quick"):
+        lines.append(f"{SESSION_CLAUSE}: {log.executed()} checks executed (a quick check: not the gate)")
     elif not log.gate_errors and (selection or {}).get("last_failed"):
         lines.append(f"{SESSION_CLAUSE}: {log.executed()} checks executed (narrowed by --lf: not the gate)")
     elif not log.gate_errors:
@@ -113,9 +116,16 @@ def render_summary(
         reasons.append(f"{stale_count(len(stale))} (the checks pass now: delete them from the baseline)")
         if not failing and not log.gate_errors:
             reasons.append("every executed MUST clause holds")
+    verdict = QUICK_NOTE if (selection or {}).get("quick") else "VERDICT"
     if reasons or log.gate_errors:
         lines.append(
-            f"VERDICT: FAIL — {'; '.join(reasons) or 'see above'}" + (f" ({scope})" if scope else "")
+            f"{verdict}: FAIL — {'; '.join(reasons) or 'see above'}" + (f" ({scope})" if scope else "")
+        )
+    elif verdict == QUICK_NOTE:  # never the words of a gate's pass
+        lines.append(
+            f"{QUICK_NOTE}: every executed MUST clause holds on the {log.executed()} checks it ran"
+            + (" (and every SHOULD clause)" if strict else "")
+            + f" ({scope})"
         )
     else:
         lines.append(

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..quick import QUICK_HINT, QUICK_NOTE
+
 SYMBOL = {
     "passed": "✓",
     "failed": "✗",
@@ -39,6 +41,8 @@ class AreaRow:
 def headline(data: dict[str, Any]) -> str:
     adapter = data["adapter"]
     verdict = "PASS" if data["verdict"] == "pass" else "FAIL"
+    if (data.get("selection") or {}).get("quick"):
+        verdict = f"{QUICK_NOTE} ({verdict})"
     stale = stale_results(data)
     tail = f"; {stale_words(len(stale))} fail the gate" if stale else ""
     scope = scope_text(data.get("selection"))
@@ -50,11 +54,14 @@ def headline(data: dict[str, Any]) -> str:
 
 
 def scope_text(selection: dict[str, Any] | None) -> str | None:
-    """Why a verdict is not the gate's, or None: it judged one shard (``--helix-shard``), or a run narrowed
-    to what failed last time (``--lf``). Said beside the verdict in the summary and every report."""
+    """Why a verdict is not the gate's, or None: it judged one shard (``--helix-shard``), a run narrowed
+    to what failed last time (``--lf``), or a quick check (``--helix-quick``). Said beside the verdict in the
+    summary and every report."""
     if not selection:
         return None
     parts = []
+    if selection.get("quick"):
+        parts.append(f"--helix-quick judged part of the suite; {QUICK_HINT}")
     shard = selection.get("shard")
     if shard:
         parts.append(

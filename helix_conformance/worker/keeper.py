@@ -251,15 +251,11 @@ def vitals(keeper_pid: int) -> str:
     return ", ".join(parts)
 
 
-ESCAPE_COUNTERS = ("IpOutNoRoutes", "Ip6OutNoRoutes")
-"""The counters ``escape_attempts`` sums: packets the worker's network namespace could not route, every
-attempt to reach a non-loopback address (a TCP connect, a UDP send), whatever code made it."""
-
-
 def escape_attempts(pid: int | str) -> int:
     """The kernel's count of packets with no route out of the network namespace of ``pid`` (the keeper's, or
-    ``"self"`` in the worker) so far. The worker reads it twice per run, so only the two counters are parsed
-    (the whole tables cost a tenth of a worker's CPU per run)."""
+    ``"self"`` in the worker) so far: ``IpOutNoRoutes`` + ``Ip6OutNoRoutes``, every attempt to reach a
+    non-loopback address (a TCP connect, a UDP send), whatever code made it. The worker reads it twice per run,
+    so only those two counters are parsed (the whole tables cost a tenth of a worker's CPU per run)."""
     total = 0
     with contextlib.suppress(OSError), open(f"/proc/{pid}/net/snmp", encoding="ascii", errors="replace") as f:
         header = f.readline()

@@ -30,7 +30,7 @@ from .mutation_run import (
 )
 from .mutator import Mutant, MutatorError, mutants_of
 from .report import PoolResult, coverage_lines, killed_lines, mutation_lines, rejudged_lines
-from .targets import ROOT, TOOLS, ToolError, check_installed, discover, pools
+from .targets import PACKAGE, ROOT, TOOLS, ToolError, check_installed, discover, environment, pools
 
 DEFAULT_EQUIVALENTS = TOOLS / "equivalent_mutants.yaml"
 
@@ -87,8 +87,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--harness",
         type=Path,
-        help="with --field: a checkout of another commit (e.g. `git archive` of the base) put first on "
-        "PYTHONPATH, to judge the same mutants with that harness (the before of a before/after)",
+        help="a checkout of another commit's harness (e.g. `git archive BASE helix_conformance`) put on "
+        "PYTHONPATH ahead of this one, to judge the same mutants (this checkout's adapters, the same seed) "
+        "with that harness: the before of a before/after. AST mutants: the directory must hold "
+        "helix_conformance (and its cassettes) and no reference_adapters (the mutated copies are this "
+        "checkout's)",
     )
     return p
 
@@ -112,6 +115,7 @@ def _run(args: argparse.Namespace) -> int:
     entries = equivalents.load(args.equivalents)
     again = previous_survivors(args.rejudge) if args.rejudge else None
     check_installed()
+    harness = _harness(args.harness, adapters_allowed=False)
     package = discover()
     if args.adapter not in (*package.adapters, "all"):
         raise ToolError(
@@ -124,10 +128,13 @@ def _run(args: argparse.Namespace) -> int:
         if args.rejudge
         else f"sample {args.sample or 'all'} per pool, seed {args.seed}"
     )
-    _print(f"harness power at {_commit()}, --examples={args.examples}, {chosen_by}")
+    judged_by = _commit() if harness is None else f"adapters of {_commit()}, the harness in {harness}"
+    _print(f"harness power at {judged_by}, --examples={args.examples}, {chosen_by}")
     _progress(f"coverage runs of {', '.join(adapters)} ({args.jobs} at a time)...")
     with ThreadPoolExecutor(max_workers=args.jobs) as executor:
-        measured = executor.map(lambda a: run_coverage(a, args.examples, max(args.timeout, 1800.0)), adapters)
+        measured = executor.map(
+            lambda a: run_coverage(a, args.examples, max(args.timeout, 1800.0), harness), adapters
+        )
         runs = dict(zip(adapters, measured))
     for adapter in adapters:
         if package.modules[adapter] not in runs[adapter].files:
@@ -185,9 +192,7 @@ def _run_field(args: argparse.Namespace) -> int:
         if unknown:
             raise ToolError(f"unknown field mutant(s): {', '.join(sorted(unknown))}")
         mutants = [m for m in mutants if m.id in args.field_id]
-    harness = args.harness.resolve() if args.harness else None
-    if harness is not None and not (harness / "helix_conformance").is_dir():
-        raise ToolError(f"--harness {args.harness}: no helix_conformance package there")
+    harness = _harness(args.harness, adapters_allowed=True)
     _print(
         f"harness power (field) at {_commit() if harness is None else f'the harness in {harness}'}, "
         f"--examples={args.examples}, {len(mutants)} field mutants"
@@ -215,6 +220,32 @@ def _run_field(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
     _print(f"total {time.monotonic() - started:.0f} s")
     return 0
+
+
+def _harness(given: Path | None, *, adapters_allowed: bool) -> Path | None:
+    """``--harness`` resolved and checked: a ``helix_conformance`` package, and for AST mutants no
+    ``reference_adapters`` that would shadow this checkout's in the coverage run."""
+    if given is None:
+        return None
+    harness = given.resolve()
+    if not (harness / "helix_conformance").is_dir():
+        raise ToolError(f"--harness {given}: no helix_conformance package there")
+    if not adapters_allowed and (harness / PACKAGE.name).exists():
+        raise ToolError(
+            f"--harness {given} holds {PACKAGE.name}, which would be imported instead of this checkout's: "
+            f"extract only the harness (git archive BASE helix_conformance cassettes | tar -x -C DIR)"
+        )
+    probe = subprocess.run(
+        [sys.executable, "-c", "import helix_conformance; print(helix_conformance.__file__)"],
+        env=environment(TOOLS, harness),
+        cwd=TOOLS,  # not this checkout, whose helix_conformance `python -c` would put first
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if not probe.stdout.strip().startswith(str(harness)):
+        raise ToolError(f"--harness {given} is not what the suite imports: {probe.stdout or probe.stderr}")
+    return harness
 
 
 def _judge_all(

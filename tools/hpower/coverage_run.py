@@ -72,6 +72,8 @@ class AdapterCoverage:
     seconds: float
     passed: bool
     tail: str
+    harness: Path | None = None
+    """The harness the suite ran with (None: this checkout's); every mutant of this adapter is judged by it."""
 
     def ids_for(self, scenarios: frozenset[str]) -> list[str] | None:
         """The checks of ``scenarios``, in suite order; None when that is the whole suite."""
@@ -88,8 +90,9 @@ def scenario_of(test_id: str) -> str:
     return parts[1] if len(parts) == 3 else inside
 
 
-def run_coverage(adapter: str, examples: int, timeout: float) -> AdapterCoverage:
-    """Run ``pytest --adapter=ADAPTER`` under coverage (per-check contexts) and read the result."""
+def run_coverage(adapter: str, examples: int, timeout: float, harness: Path | None = None) -> AdapterCoverage:
+    """Run ``pytest --adapter=ADAPTER`` under coverage (per-check contexts) and read the result; with
+    ``harness``, that checkout's ``helix_conformance`` judges (its own runs decide which scenarios reach a line)."""
     with tempfile.TemporaryDirectory(prefix="hpower-cov-") as tmp:
         work = prepare_run_dir(Path(tmp) / "run")
         data_file, ids_file = Path(tmp) / "coverage.db", Path(tmp) / "ids.json"
@@ -107,7 +110,7 @@ def run_coverage(adapter: str, examples: int, timeout: float) -> AdapterCoverage
             "-p",
             "hpower.context_plugin",
         ]
-        env = environment(TOOLS)
+        env = environment(TOOLS, harness)
         env["HPOWER_IDS_FILE"] = str(ids_file)
         started = time.monotonic()
         try:
@@ -124,7 +127,14 @@ def run_coverage(adapter: str, examples: int, timeout: float) -> AdapterCoverage
         files = _read(data_file)
         test_ids = json.loads(ids_file.read_text(encoding="utf-8"))
     return AdapterCoverage(
-        adapter, examples, files, test_ids, seconds, done.returncode == 0, _tail(done.stdout + done.stderr)
+        adapter,
+        examples,
+        files,
+        test_ids,
+        seconds,
+        done.returncode == 0,
+        _tail(done.stdout + done.stderr),
+        harness,
     )
 
 

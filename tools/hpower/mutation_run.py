@@ -108,7 +108,7 @@ def _suite(
             done = subprocess.run(
                 command,
                 cwd=work,
-                env=environment(work),
+                env=environment(work, coverage.harness),
                 capture_output=True,
                 text=True,
                 timeout=timeout,

@@ -148,10 +148,12 @@ def prepare_run_dir(directory: Path) -> Path:
     return directory
 
 
-def environment(path_first: Path) -> dict[str, str]:
-    """The environment of a suite run with ``path_first`` ahead of everything else on ``sys.path``."""
+def environment(path_first: Path, harness: Path | None = None) -> dict[str, str]:
+    """The environment of a suite run with ``path_first`` ahead of everything else on ``sys.path``, then
+    ``harness`` (a checkout of another commit's ``helix_conformance``: the before of a before/after)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(path_first), *filter(None, [env.get("PYTHONPATH")])])
+    first = [str(p) for p in (path_first, harness) if p is not None]
+    env["PYTHONPATH"] = os.pathsep.join([*first, *filter(None, [env.get("PYTHONPATH")])])
     env.pop("COVERAGE_PROCESS_START", None)
     return env
 
