@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import socket
 import sys
@@ -39,6 +40,7 @@ async def _within(awaitable: Awaitable[T], timeout: float | None) -> T:
     return await asyncio.wait_for(awaitable, timeout)  # pragma: no cover  (3.10)
 
 
+@functools.cache
 def _stream_class(core: ModuleType) -> type:
     """The ``AsyncNetworkStream`` of ``core`` (httpcore or httpcore2) over a non-blocking socket."""
     base: Any = core._backends.base.AsyncNetworkStream
@@ -124,6 +126,12 @@ async def _connect(
     return stream_class(sock)
 
 
+async def connect_stream(core: ModuleType, host: str, port: int, timeout: float | None) -> Any:
+    """A connection to ``host:port`` as ``core``'s (httpcore or httpcore2) ``AsyncNetworkStream``, on the lean
+    layer (replay/lean_http.py reads and writes the host's HTTP through it)."""
+    return await _connect(core, _stream_class(core), host, port, timeout, None, None)
+
+
 @contextlib.contextmanager
 def lean_connections(to_host: Callable[[str, int], bool]) -> Iterator[None]:
     """While the block runs, httpcore connections for which ``to_host(host, port)`` is true, made on an
@@ -149,7 +157,7 @@ def lean_connections(to_host: Callable[[str, int], bool]) -> Iterator[None]:
                 local_address: str | None = None,
                 socket_options: Iterable[Any] | None = None,
             ) -> Any:
-                if to_host(host, port) and _on_asyncio():
+                if to_host(host, port) and on_asyncio():
                     return await _connect(
                         core, stream_class, host, port, timeout, local_address, socket_options
                     )
@@ -173,7 +181,7 @@ def lean_connections(to_host: Callable[[str, int], bool]) -> Iterator[None]:
             auto.connect_tcp = original
 
 
-def _on_asyncio() -> bool:
+def on_asyncio() -> bool:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:

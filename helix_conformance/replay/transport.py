@@ -16,12 +16,14 @@ import contextlib
 import importlib
 import ipaddress
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, Protocol
 
 from .host import REDIRECTED_FROM, RUN_PREFIX
+from .lean_http import LeanPool, usable
 from .lean_net import lean_connections
 from .tls import shared_tls_contexts
 
@@ -55,11 +57,37 @@ class Redirect:
 
     async def handle_async(self, lib: ModuleType, transport: Any, request: Any) -> Any:
         forward = original_method(lib.AsyncHTTPTransport, "handle_async_request")
-        return await forward(transport, self._to_host(lib, request))
+        request = self._to_host(lib, request)
+        lean = _lean_transport(lib, transport, request)
+        return await forward(lean or transport, request)
 
     def handle_sync(self, lib: ModuleType, transport: Any, request: Any) -> Any:
         forward = original_method(lib.HTTPTransport, "handle_request")
         return forward(transport, self._to_host(lib, request))
+
+
+class _LeanTransport:
+    """What httpx's ``AsyncHTTPTransport.handle_async_request`` reads of its transport (``_pool``), with the
+    lean pool in it (replay/lean_http.py): httpx builds the request and maps the errors as it always does."""
+
+    def __init__(self, pool: LeanPool) -> None:
+        self._pool = pool
+
+
+def _lean_transport(lib: ModuleType, transport: Any, request: Any) -> _LeanTransport | None:
+    """The lean path for an httpx ``request`` to the host on the adapter's ``transport``, when it can take it."""
+    core = _CORE_OF.get(lib.__name__)
+    if core is None or request.url.scheme != "http":
+        return None
+    module = sys.modules.get(core)
+    pool = getattr(transport, "_pool", None)
+    if module is None or pool is None or not usable(pool, request, module):
+        return None
+    return _LeanTransport(LeanPool(module))
+
+
+_CORE_OF = {"httpx": "httpcore", "httpx2": "httpcore2"}
+"""The httpcore package under each httpx library."""
 
 
 # --- patching ---------------------------------------------------------------------------------------
