@@ -34,7 +34,8 @@ from helix_conformance.contract import (
     Message,
     Tool,
 )
-from helix_conformance.replay.clock import VirtualTimeLoop, waits_for_others
+from helix_conformance.replay.clock import VirtualTimeLoop
+from helix_conformance.replay.idle_threads import waits_for_others
 from helix_conformance.replay.link import LinkAddress, counting, link_to
 from helix_conformance.replay.trace import Trace
 

@@ -25,7 +25,8 @@ from helix_conformance.contract import (
     StepResult,
     TextStepResult,
 )
-from helix_conformance.replay.clock import VirtualTimeLoop, run_virtual, thread_is_idle
+from helix_conformance.replay.clock import VirtualTimeLoop, run_virtual
+from helix_conformance.replay.idle_threads import thread_is_idle
 from helix_conformance.replay.interactions import CassetteCache
 from helix_conformance.replay.runner import ScenarioRun
 from helix_conformance.scenarios import get_scenario

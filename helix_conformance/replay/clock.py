@@ -26,247 +26,29 @@ import selectors
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from types import CodeType
-from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from .idle_threads import thread_is_idle
 from .link import READ_FUNCTIONS, counted_fds
+from .virtual_selector import VirtualSelector
+from .virtual_sleep import SLEEP_CODE, sleep_patched, sleep_until_skippable
 
 if TYPE_CHECKING:
     from .link import Answer, Link
 
 T = TypeVar("T")
 
-SETTLE_S = 0.001
-"""The real wait before a jump of the clock (see ``_VirtualSelector.select``)."""
 PAST_LIMIT_MARGIN_S = 1.0
 """A timer this far beyond the harness's limit is the adapter's, not the limit's own (``timer_past_the_limit``)."""
-POLL_EVERY_BUSY_TURNS = 16
-"""While callbacks are ready, the loop polls its sockets once in this many turns instead of every turn."""
-BUSY_BACKOFF_MAX_S = 0.02
-"""While bytes are in flight or a thread is at work, the idle loop looks again after 0.25 ms, doubling to this."""
-BUSY_THREAD_PATIENCE_S = 0.05
-"""A thread at work this long (a background thread of the adapter's, polling or computing) no longer holds
-the run up: the loop reports idle all the same, without asking for a jump (replay/host.py acts on it)."""
-
-_IDLE_FRAMES = {
-    ("threading.py", None),  # Event.wait, Condition.wait, Thread.join, Lock.acquire through threading
-    ("queue.py", None),  # Queue.get: an idle pool worker (anyio's worker threads among them)
-    ("selectors.py", None),  # another event loop with nothing to do
-    ("thread.py", "_worker"),  # concurrent.futures: a pool thread waiting for work (busy ones are in run)
-}
-"""Where a thread's innermost Python frame sits when it waits for someone else: such a thread cannot wake
-the loop on its own, so skipping time cannot outrun it. Anything else (a sleep, a computation, a blocking
-read) counts as work in progress, and the loop waits really."""
-
-
-_IDLE_CODES: set[CodeType] = set()
-"""Functions of the harness's own threads that wait for someone else (``waits_for_others``)."""
-
-
-def waits_for_others(code: CodeType) -> None:
-    """A harness thread blocked in this function (a pipe reader) never wakes the adapter's loop."""
-    _IDLE_CODES.add(code)
-
-
-_TEST_RUNNER_PACKAGES = ("/execnet/", "/xdist/")
-"""Threads started by these run pytest itself (pytest-xdist's channel to its controller), never the adapter:
-they wait on their pipe, whatever their innermost frame (``--helix-in-process`` under ``-n``)."""
-
-
-def _woken(frame: Any) -> bool:
-    """Whether ``frame`` is ``threading.Condition.wait`` (under Event.wait, Thread.start, Queue.get...) of a
-    thread already notified: ``notify`` took its waiter lock out of ``_waiters``, so it runs as soon as it
-    gets the GIL. Its frame still shows the wait until then; counting it idle let another thread's sleep be
-    skipped before it ran (a thread started just before ``return`` called back before the step returned)."""
-    if frame.f_code.co_name != "wait":
-        return False
-    local = frame.f_locals
-    waiters = getattr(local.get("self"), "_waiters", None)
-    waiter = local.get("waiter")
-    if waiters is None:
-        return False
-    return waiter is None or waiter not in waiters  # not yet waiting, or notified (or timed out)
-
-
-def thread_is_idle(frame: Any) -> bool:
-    """Whether a thread whose innermost frame is ``frame`` waits for someone else (``_IDLE_FRAMES``,
-    ``_IDLE_CODES``) and was not woken yet (``_woken``)."""
-    if frame is None or frame.f_code in _IDLE_CODES:
-        return True
-    name = frame.f_code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
-    if name == "threading.py" and _woken(frame):
-        return False
-    if (name, None) in _IDLE_FRAMES or (name, frame.f_code.co_name) in _IDLE_FRAMES:
-        return True
-    while frame is not None:
-        if any(package in frame.f_code.co_filename.replace("\\", "/") for package in _TEST_RUNNER_PACKAGES):
-            return True
-        frame = frame.f_back
-    return False
-
-
-class _VirtualSelector(selectors.BaseSelector):
-    """The loop's selector: a real poll first; then, when only timers are left, a jump of the clock."""
-
-    def __init__(self, real: selectors.BaseSelector) -> None:
-        self.real = real
-        self.loop: VirtualTimeLoop | None = None
-        self._busy_turns = 0
-
-    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
-        return self.real.register(fileobj, events, data)
-
-    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
-        return self.real.unregister(fileobj)
-
-    def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
-        return self.real.modify(fileobj, events, data)
-
-    def get_key(self, fileobj: Any) -> selectors.SelectorKey:
-        return self.real.get_key(fileobj)
-
-    def get_map(self) -> Any:
-        return self.real.get_map()
-
-    def close(self) -> None:
-        self.real.close()
-
-    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        loop = self.loop
-        if loop is not None and timeout is not None and timeout <= 0:
-            # Callbacks are ready: asyncio polls anyway, a system call per turn. A callback from another
-            # thread is queued already (the pipe only wakes a sleeping loop), so only sockets wait, a few turns.
-            self._busy_turns += 1
-            if self._busy_turns < POLL_EVERY_BUSY_TURNS:
-                return []
-            self._busy_turns = 0
-        if loop is not None and loop.link is not None and (timeout is None or timeout > 0):
-            return self._linked(loop, timeout)
-        if loop is None or timeout is None or timeout <= 0:
-            return self.real.select(timeout)
-        ready = self.real.select(0)
-        if ready:
-            return ready
-        timer = loop.time() + timeout < loop.hard_deadline  # else the harness's limit, never jumped to...
-        if not timer and loop.timer_past_the_limit():
-            timer = True  # ...unless a timer of the adapter's lies beyond it: the limit comes first in real time too
-        if not timer:  # a wait on the limit alone (a job at work, a hang) is never jumped, nor counted
-            return self.real.select(timeout)
-        if not loop.virtual:  # --helix-real-time: every timer waited out, and counted
-            return self._real_wait(loop, timeout, timer)
-        return self._settle(loop, timeout)
-
-    def _settle(self, loop: VirtualTimeLoop, timeout: float) -> list[tuple[selectors.SelectorKey, int]]:
-        """Wait for a timer of the adapter's, jumping to it from the moment nothing real can wake the loop
-        first. A thread at work now may be idle soon (a thread starting the loop's): look again after a short
-        real wait (doubling), not after the whole wait."""
-        started = time.monotonic()
-        deadline, wait = started + timeout, SETTLE_S
-        while (left := deadline - time.monotonic()) > 0:
-            if loop.may_skip():
-                # A thread just woken (a job handed to a pool) still shows the frame it waited in until it
-                # gets the GIL: a short real wait lets it start (or post its result) before the check is trusted.
-                idle_from = time.monotonic()
-                ready = self.real.select(min(left, SETTLE_S))
-                if ready:
-                    break
-                if loop.may_skip():
-                    loop.real_wait_s += idle_from - started  # the settling is the jump's, as before
-                    loop.advance(max(0.0, deadline - time.monotonic()))
-                    return []
-            else:
-                ready = self.real.select(min(left, wait))
-                wait = min(wait * 2, SLEEP_RECHECK_MAX_S)
-                if ready:
-                    break
-        else:
-            ready = []
-        loop.real_wait_s += time.monotonic() - started
-        return ready
-
-    def _real_wait(
-        self, loop: VirtualTimeLoop, timeout: float | None, timer: bool
-    ) -> list[tuple[selectors.SelectorKey, int]]:
-        started = time.monotonic()
-        ready = self.real.select(timeout)
-        if timer:  # a wait on the limit alone (a job at work, a hang) is not a timer virtual time left out
-            loop.real_wait_s += time.monotonic() - started
-        return ready
-
-    def _linked(
-        self, loop: VirtualTimeLoop, timeout: float | None
-    ) -> list[tuple[selectors.SelectorKey, int]]:
-        """The loop would block: tell the host, and do what it answers (replay/host.py)."""
-        ready = self.real.select(0)
-        if ready:
-            loop.backoff = 0.0
-            return ready
-        link = loop.link
-        assert link is not None
-        timer = timeout is not None and loop.time() - loop.credited_s + timeout < loop.hard_deadline
-        delay, beyond = loop.next_timer()
-        consumed = loop.consumed()
-        if not consumed:  # a thread at work: the host waits for it, and so does the loop, for a while
-            now = time.monotonic()
-            if loop.busy_since is None:
-                loop.busy_since = now
-            if now - loop.busy_since < BUSY_THREAD_PATIENCE_S:
-                return self._backoff(loop, timeout, timer)
-        else:
-            loop.busy_since = None
-        # A thread at work past the patience may still end a stall: the host then offers a stall's credit only.
-        jump = loop.virtual and delay is not None and loop.may_skip(quick=True)
-        answer = loop.obey(link.idle(delay, jump=jump, beyond=beyond, busy=not consumed))
-        if answer.kind == "quiet":
-            # A thread just woken (a job handed to a pool) still shows the frame it waited in until it gets
-            # the GIL: a short real wait lets it start (or post its result) before the idle check is trusted.
-            ready = self.real.select(SETTLE_S)
-            if ready:
-                return ready
-            # A stall's credit ends the stall at the adapter's own read timeout, as the provider's silence
-            # would, whatever its other threads do (they are looked at for every other jump).
-            if loop.may_skip(quick=answer.credit):
-                answer = loop.obey(link.jump(answer, answer.d))
-            else:
-                answer = loop.obey(link.idle(delay, jump=False, beyond=beyond))
-        kind = answer.kind
-        if kind == "advanced":
-            loop.skipped_s += answer.d
-            if answer.credit:
-                loop.credited_s += answer.d
-        if kind in ("acted", "advanced"):
-            loop.backoff = loop.recheck = 0.0
-            return self.real.select(0)
-        if kind == "busy":
-            return self._backoff(loop, timeout, timer)
-        if kind != "wait":  # the link is gone, or the run is not the host's any more: real time from now on
-            loop.link = None
-        elif loop.jobs_in_flight or not consumed:
-            # A job or a thread at work may be idle soon (or write to the host): look again after a short real
-            # wait, doubling, not after the whole timer (a thread just started, a stall the host may credit).
-            loop.recheck = min(max(loop.recheck * 2, SETTLE_S), SLEEP_RECHECK_MAX_S)
-            return self._real_wait(
-                loop, loop.recheck if timeout is None else min(timeout, loop.recheck), timer
-            )
-        return self._real_wait(loop, timeout, timer)
-
-    def _backoff(
-        self, loop: VirtualTimeLoop, timeout: float | None, timer: bool
-    ) -> list[tuple[selectors.SelectorKey, int]]:
-        """Bytes in flight or a thread at work: look again soon (0.25 ms, doubling)."""
-        loop.backoff = min(max(loop.backoff * 2, 0.00025), BUSY_BACKOFF_MAX_S)
-        wait = loop.backoff if timeout is None else min(timeout, loop.backoff)
-        return self._real_wait(loop, wait, timer)
 
 
 class VirtualTimeLoop(asyncio.SelectorEventLoop):
     """A selector event loop whose clock is real time plus the waits it skipped (see the module's doc)."""
 
     def __init__(self) -> None:
-        selector = _VirtualSelector(selectors.DefaultSelector())
+        selector = VirtualSelector(selectors.DefaultSelector())
         super().__init__(selector)
         selector.loop = self
         self.skipped_s = 0.0
@@ -384,7 +166,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         for ident, frame in sys._current_frames().items():
             if ident == self._owner:
                 continue
-            if thread_is_idle(frame) or frame.f_code in READ_FUNCTIONS or frame.f_code is _SLEEP_CODE:
+            if thread_is_idle(frame) or frame.f_code in READ_FUNCTIONS or frame.f_code is SLEEP_CODE:
                 continue
             return False
         return True
@@ -453,7 +235,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         False when this is not the loop's thread."""
         if threading.get_ident() != self._owner:
             return False
-        self.real_wait_s += _sleep_until_skippable(
+        self.real_wait_s += sleep_until_skippable(
             seconds,
             lambda _left: self.virtual and self.may_skip(loop_blocked=True),
             lambda left: self.grant(left, sleeping=True),
@@ -483,7 +265,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
                 self.call_soon_threadsafe(_nothing)
             return got
 
-        _sleep_until_skippable(seconds, skippable, skip)
+        sleep_until_skippable(seconds, skippable, skip)
         return True
 
     def timer_past_the_limit(self) -> bool:
@@ -503,87 +285,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         )
 
 
-_active: dict[int, VirtualTimeLoop] = {}
-_real_sleep = time.sleep
-_patch_lock = threading.Lock()
-_patch_users = 0
-
-
 def _nothing() -> None:
     """Scheduled from another thread only to wake the loop."""
-
-
-SLEEP_RECHECK_MAX_S = 0.05
-"""A sleep that cannot be skipped yet looks again after SETTLE_S, doubling up to this."""
-
-
-def _sleep_until_skippable(
-    seconds: float, skippable: Callable[[float], bool], skip: Callable[[float], float]
-) -> float:
-    """Sleep ``seconds``: really while ``skippable(left)`` says no, then skip what is left (``skip`` says how
-    much it could; the host may grant part, up to its own next timer). A thread just woken (the loop that
-    handed a job out, not yet back in its selector) is busy for a moment: looking again after a short real
-    wait, as the selector does, keeps that moment from costing the whole sleep. Returns the seconds really
-    slept."""
-    seconds = max(0.0, seconds)
-    started = time.monotonic()
-    skipped = 0.0
-    wait = SETTLE_S
-    while (left := seconds - skipped - (time.monotonic() - started)) > 0:
-        if skippable(left):
-            got = skip(left)
-            skipped += got
-            if got >= left:
-                break
-            if got > 0:
-                wait = SETTLE_S
-                continue
-        _real_sleep(min(wait, left))
-        wait = min(wait * 2, SLEEP_RECHECK_MAX_S)
-    return min(time.monotonic() - started, seconds)
-
-
-_SLEEP_CODE = _sleep_until_skippable.__code__
-
-
-def _virtual_sleep(seconds: float | SupportsIndex) -> None:
-    try:
-        length = float(seconds)
-    except (TypeError, ValueError, OverflowError):
-        length = -1.0
-    if not length >= 0:  # negative, NaN, not a number: time.sleep's own error, as without us
-        _real_sleep(seconds)
-        return
-    own = _active.get(threading.get_ident())
-    if own is not None and not own.virtual:
-        _real_sleep(seconds)
-        return
-    if own is not None:
-        if own.sleep_on_loop_thread(length):
-            return
-    elif len(_active) == 1:  # another thread of the one running loop (several: whose clock? sleep really)
-        for loop in list(_active.values()):
-            if loop.sleep_in_a_thread(length):
-                return
-    _real_sleep(seconds)
-
-
-@contextmanager
-def _sleep_patched(loop: VirtualTimeLoop) -> Iterator[None]:
-    """``time.sleep`` skips on the loop's thread while the loop runs; every other caller sleeps really."""
-    global _patch_users
-    with _patch_lock:
-        _active[threading.get_ident()] = loop
-        _patch_users += 1
-        time.sleep = _virtual_sleep
-    try:
-        yield
-    finally:
-        with _patch_lock:
-            _active.pop(threading.get_ident(), None)
-            _patch_users -= 1
-            if _patch_users == 0:
-                time.sleep = _real_sleep
 
 
 _idle_executor: ThreadPoolExecutor | None = None
@@ -631,7 +334,7 @@ def run_virtual(
         on_loop(loop)
     asyncio.set_event_loop(loop)
     try:
-        with _sleep_patched(loop):
+        with sleep_patched(loop):
             return loop.run_until_complete(main)
     finally:
         try:

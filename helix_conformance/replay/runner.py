@@ -32,9 +32,10 @@ from ..scenarios.model import Scenario
 from . import imports
 from . import link as link_module
 from .callbacks import CallbackMode, recording_callbacks
-from .clock import VirtualTimeLoop, run_virtual, thread_is_idle
+from .clock import VirtualTimeLoop, run_virtual
 from .delivery import DeliveryPlan, EventPlan
 from .hidden_keys import provider_keys_hidden
+from .idle_threads import thread_is_idle
 from .interactions import ReplayInteraction
 from .link import Link, LinkAddress, counting, link_to
 from .pending import adapter_work, track_task_origins

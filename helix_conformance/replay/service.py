@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .clock import waits_for_others
+from .idle_threads import waits_for_others
 from .stage import StagePlan, StageTrace
 
 HEADER = struct.Struct(">Q")
