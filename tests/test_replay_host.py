@@ -34,7 +34,7 @@ from helix_conformance.replay.delivery import (
     cut_at_events,
     event_boundaries,
 )
-from helix_conformance.replay.host import RUN_PREFIX
+from helix_conformance.replay.host_state import RUN_PREFIX
 from helix_conformance.replay.interactions import CassetteCache, ReplayInteraction, build_interactions
 from helix_conformance.replay.judging import last_text_event, run_scenario
 from helix_conformance.replay.runner import RunOptions, ScenarioRun

@@ -188,7 +188,7 @@ class HostAddress:
         """A run's base URL: the host's origin, the run's prefix, and the path of the provider's base URL."""
         from urllib.parse import urlsplit
 
-        from .host import RUN_PREFIX
+        from .host_state import RUN_PREFIX
 
         path = urlsplit(default_base_url).path.rstrip("/")
         return f"http://127.0.0.1:{self.http_port}{RUN_PREFIX}{token}{path}"

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, Protocol
 
-from .host import REDIRECTED_FROM, RUN_PREFIX
+from .host_state import REDIRECTED_FROM, RUN_PREFIX
 from .lean_http import LeanPool, usable
 from .lean_net import lean_connections
 from .tls import shared_tls_contexts
