@@ -342,7 +342,7 @@ FACTS: list[Fact] = [
     Fact(
         "docs/worker-protocol.md",
         r"the host\s+pauses (\d+) ms",
-        _ms_of("helix_conformance.replay.host", "PACE_S"),
+        _ms_of("helix_conformance.replay.host_state", "PACE_S"),
     ),
     Fact(
         "docs/worker-protocol.md",
@@ -365,7 +365,7 @@ FACTS: list[Fact] = [
     Fact(
         "docs/speed.md",
         r"the loop waits (\d+) ms for real",
-        _ms_of("helix_conformance.replay.clock", "SETTLE_S"),
+        _ms_of("helix_conformance.replay.virtual_sleep", "SETTLE_S"),
     ),
     Fact(
         "docs/speed.md",
@@ -373,12 +373,14 @@ FACTS: list[Fact] = [
         _const("helix_conformance.replay.runner", "THREAD_GRACE_S"),
     ),
     Fact(
-        "docs/speed.md", r"looks again after (\d+) ms", _ms_of("helix_conformance.replay.clock", "SETTLE_S")
+        "docs/speed.md",
+        r"looks again after (\d+) ms",
+        _ms_of("helix_conformance.replay.virtual_sleep", "SETTLE_S"),
     ),
     Fact(
         "docs/speed.md",
         r"up to (\d+) ms, and skips",
-        _ms_of("helix_conformance.replay.clock", "SLEEP_RECHECK_MAX_S"),
+        _ms_of("helix_conformance.replay.virtual_sleep", "SLEEP_RECHECK_MAX_S"),
     ),
     Fact(
         "docs/speed.md",
@@ -388,7 +390,7 @@ FACTS: list[Fact] = [
     Fact(
         "docs/speed.md",
         r"polls once in (\d+) busy turns",
-        _const("helix_conformance.replay.clock", "POLL_EVERY_BUSY_TURNS"),
+        _const("helix_conformance.replay.virtual_selector", "POLL_EVERY_BUSY_TURNS"),
     ),
     # docs/contract.md
     Fact("docs/contract.md", r"(\d+) clauses in\s+\d+ areas", _clauses_in(None)),

@@ -340,9 +340,11 @@ class HandLink:
     def send(self, message: dict[str, Any]) -> None:
         self.link.sendall(json.dumps(message).encode() + b"\n")
 
-    def ask(self, kind: str, *, written: int | None = None, **fields: Any) -> dict[str, Any]:
+    def ask(
+        self, kind: str, *, written: int | None = None, more: tuple[list[int], ...] = (), **fields: Any
+    ) -> dict[str, Any]:
         self.n += 1
-        conns = [[self.port, self.written if written is None else written, self.read]]
+        conns = [[self.port, self.written if written is None else written, self.read], *more]
         self.send({"t": kind, "run": self.token, "n": self.n, "ev": [], "conns": conns, **fields})
         while b"\n" not in self.buffer:
             self.buffer += self.link.recv(65536)
@@ -411,6 +413,22 @@ def test_a_request_still_on_its_way_is_never_taken_for_silence(hand: Callable[..
     assert run.drain().startswith(b"HTTP/1.1 200")
     quiet = run.ask("idle", timer=1.0, jump=True)  # all read, nothing left to send: now only timers
     assert (quiet["t"], quiet["d"]) == ("quiet", 1.0)
+
+
+def test_a_new_connection_on_a_port_the_host_closed_before_is_waited_for(
+    hand: Callable[..., HandLink],
+) -> None:
+    """The kernel hands a port out again: a connection the adapter's side has made on a port whose earlier
+    connection the host closed, and that the host has not accepted yet (a loaded machine), is not taken for the
+    closed one, so no jump can outrun the request about to be written on it."""
+    run = hand(interaction())
+    old = socket.create_connection(("127.0.0.1", run.http.getpeername()[1]), timeout=5)
+    port = old.getsockname()[1]
+    old.sendall(b"not http\r\n\r\n")  # the host drops it: its port is one the host closed
+    assert old.recv(10) == b""
+    old.close()
+    assert run.ask("idle", timer=1.0, jump=True)["t"] == "quiet"  # the closed connection holds nothing up
+    assert run.ask("idle", timer=1.0, jump=True, more=([port, 0, 0],))["t"] == "busy"
 
 
 def test_a_jump_offered_is_withdrawn_if_anything_happened_since(hand: Callable[..., HandLink]) -> None:

@@ -176,8 +176,11 @@ class Lockstep(HostState):
             reported.add(port)
             known = self.conns.get(port)
             if known is None:
-                if port not in self.gone:
-                    settled = False  # connected on the adapter's side, not accepted here yet: no jump now
+                if port not in self.gone or written == read == 0:
+                    # Connected on the adapter's side, not accepted here yet: no jump now. A port the host closed
+                    # before may be in use again (the kernel hands ports out again): a connection the host closed
+                    # had carried a request, one with no byte either way is a new one still being accepted.
+                    settled = False
                 continue  # else closed on the host's side already
             known.linked = True
             if written != known.received or read != known.sent or known.outbuf:
