@@ -72,7 +72,7 @@ async def _exchange(reply: bytes, ending: str, lean: bool) -> tuple[Any, bytes, 
     try:
         if lean:
             response = await httpx.AsyncHTTPTransport.handle_async_request(
-                _LeanTransport(LeanPool(httpcore)),  # type: ignore[arg-type]
+                _LeanTransport(LeanPool(httpcore, transport._pool)),  # type: ignore[arg-type]
                 request,
             )
         else:
@@ -99,3 +99,42 @@ def test_the_lean_exchange_is_httpcores(case: str, ending: str) -> None:
     expected = asyncio.run(_exchange(CASES[case], ending, lean=False))
     actual = asyncio.run(_exchange(CASES[case], ending, lean=True))
     assert actual == expected
+
+
+async def _left_unread(lean: bool) -> bool:
+    """Whether the server sees the connection end when the client is closed with its response left unread."""
+    ended = asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(HEAD + b"5\r\nhello\r\n")
+        await writer.drain()
+        if await reader.read(1) == b"":
+            ended.set()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    transport = httpx.AsyncHTTPTransport()
+    request = httpx.Request("GET", f"http://127.0.0.1:{port}/", extensions={"timeout": {"read": 1.0}})
+    if lean:
+        response = await httpx.AsyncHTTPTransport.handle_async_request(
+            _LeanTransport(LeanPool(httpcore, transport._pool)),  # type: ignore[arg-type]
+            request,
+        )
+    else:
+        response = await transport.handle_async_request(request)
+    await transport.aclose()  # the response is never read nor closed: the client's end closes it
+    try:
+        await asyncio.wait_for(ended.wait(), 2.0)
+    except TimeoutError:
+        return False
+    finally:
+        server.close()
+        del response  # held until here: its being collected would close it too
+    return True
+
+
+def test_closing_the_client_closes_a_response_left_unread() -> None:
+    assert asyncio.run(_left_unread(lean=False))
+    assert asyncio.run(_left_unread(lean=True))

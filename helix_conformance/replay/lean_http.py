@@ -53,30 +53,70 @@ def usable(pool: Any, request: Any, core: ModuleType) -> bool:
 
 class LeanPool:
     """Stands in for the adapter's ``AsyncConnectionPool`` in ``AsyncHTTPTransport.handle_async_request``: one
-    connection per request, closed with its response (the host serves each on its own)."""
+    connection per request, closed with its response (the host serves each on its own). Each open exchange is
+    also entered in the adapter's own pool (``_Exchange``), so closing the adapter's client closes it, as httpcore
+    closes the connections of its pool: a response the adapter left unread ends when its client does."""
 
-    def __init__(self, core: ModuleType) -> None:
+    def __init__(self, core: ModuleType, pool: Any) -> None:
         self._core = core
+        self._pool = pool
 
     async def handle_async_request(self, request: Any) -> Any:
         core = self._core
         timeouts = request.extensions.get("timeout", {})
         url = request.url
         stream = await connect_stream(core, url.host.decode("ascii"), url.port, timeouts.get("connect"))
+        exchange = _Exchange(stream, self._pool)
         try:
             with contextlib.suppress(core.WriteError):  # as httpcore: the response may still say why
                 await _send(core, stream, request, timeouts.get("write"))
             reader = _Reader(core, stream, timeouts.get("read"))
             status, reason, headers = await reader.head()
         except BaseException:
-            await stream.aclose()
+            await exchange.aclose()
             raise
         return core.Response(
             status,
             headers=headers,
-            content=_Body(reader, stream, _chunked(headers)),
+            content=_Body(reader, exchange, _chunked(headers)),
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason, "network_stream": stream},
         )
+
+
+class _Exchange:
+    """One lean exchange as an entry of the adapter's ``AsyncConnectionPool`` (``_connections``): the pool closes
+    it with the others on ``aclose``, and never picks it for a request of its own (not available, not idle)."""
+
+    def __init__(self, stream: Any, pool: Any) -> None:
+        self._stream = stream
+        self._pool = pool
+        self._closed = False
+        pool._connections.append(self)
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            with contextlib.suppress(ValueError):
+                self._pool._connections.remove(self)
+            await self._stream.aclose()
+
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def can_handle_request(self, origin: Any) -> bool:
+        return False
+
+    def is_available(self) -> bool:
+        return False
+
+    def is_idle(self) -> bool:
+        return False
+
+    def has_expired(self) -> bool:
+        return False
+
+    def info(self) -> str:
+        return "helix-conformance lean exchange with the replay host"
 
 
 async def _send(core: ModuleType, stream: Any, request: Any, timeout: float | None) -> None:
@@ -165,9 +205,9 @@ class _Reader:
 class _Body:
     """The response body, each piece as it arrives; closes the connection when the response is closed."""
 
-    def __init__(self, reader: _Reader, stream: Any, length: int | None) -> None:
+    def __init__(self, reader: _Reader, exchange: _Exchange, length: int | None) -> None:
         self.reader = reader
-        self.stream = stream
+        self.exchange = exchange
         self.length = length
         self.closed = False
 
@@ -226,4 +266,4 @@ class _Body:
     async def aclose(self) -> None:
         if not self.closed:
             self.closed = True
-            await self.stream.aclose()
+            await self.exchange.aclose()

@@ -83,7 +83,7 @@ def _lean_transport(lib: ModuleType, transport: Any, request: Any) -> _LeanTrans
     pool = getattr(transport, "_pool", None)
     if module is None or pool is None or not usable(pool, request, module):
         return None
-    return _LeanTransport(LeanPool(module))
+    return _LeanTransport(LeanPool(module, pool))
 
 
 _CORE_OF = {"httpx": "httpcore", "httpx2": "httpcore2"}
