@@ -56,6 +56,16 @@ async def _serve(reply: bytes, ending: str, got: list[bytes]) -> tuple[asyncio.S
     return server, port
 
 
+async def _send(transport: httpx.AsyncHTTPTransport, request: httpx.Request, lean: bool) -> httpx.Response:
+    """``request`` through httpx's transport code, on httpcore's pool or on the lean one in its place."""
+    if lean:
+        return await httpx.AsyncHTTPTransport.handle_async_request(
+            _LeanTransport(LeanPool(httpcore, transport._pool)),  # type: ignore[arg-type]
+            request,
+        )
+    return await transport.handle_async_request(request)
+
+
 async def _exchange(reply: bytes, ending: str, lean: bool) -> tuple[Any, bytes, list[bytes]]:
     """(status or the exception's class name, body read, the request bytes the server got)."""
     got: list[bytes] = []
@@ -70,13 +80,7 @@ async def _exchange(reply: bytes, ending: str, lean: bool) -> tuple[Any, bytes, 
     )
     body = b""
     try:
-        if lean:
-            response = await httpx.AsyncHTTPTransport.handle_async_request(
-                _LeanTransport(LeanPool(httpcore, transport._pool)),  # type: ignore[arg-type]
-                request,
-            )
-        else:
-            response = await transport.handle_async_request(request)
+        response = await _send(transport, request, lean)
         outcome: Any = response.status_code
         try:
             async for piece in response.stream:  # type: ignore[union-attr]
@@ -117,13 +121,7 @@ async def _left_unread(lean: bool) -> bool:
     port = server.sockets[0].getsockname()[1]
     transport = httpx.AsyncHTTPTransport()
     request = httpx.Request("GET", f"http://127.0.0.1:{port}/", extensions={"timeout": {"read": 1.0}})
-    if lean:
-        response = await httpx.AsyncHTTPTransport.handle_async_request(
-            _LeanTransport(LeanPool(httpcore, transport._pool)),  # type: ignore[arg-type]
-            request,
-        )
-    else:
-        response = await transport.handle_async_request(request)
+    response = await _send(transport, request, lean)
     await transport.aclose()  # the response is never read nor closed: the client's end closes it
     try:
         await asyncio.wait_for(ended.wait(), 2.0)
