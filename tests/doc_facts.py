@@ -346,6 +346,16 @@ FACTS: list[Fact] = [
     ),
     Fact(
         "docs/worker-protocol.md",
+        r"`BARRIER_PATIENCE_S` \((\d+) s, real\)",
+        _const("helix_conformance.replay.host_state", "BARRIER_PATIENCE_S"),
+    ),
+    Fact(
+        "docs/worker-protocol.md",
+        r"`UNLINKED_AFTER_REPORTS` \((\d+)\)",
+        _const("helix_conformance.replay.host_state", "UNLINKED_AFTER_REPORTS"),
+    ),
+    Fact(
+        "docs/worker-protocol.md",
         r"still open after (\d+)% of",
         _percent("helix_conformance.replay.stage", "STALL_EXPIRY_SHARE"),
     ),

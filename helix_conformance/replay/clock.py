@@ -30,8 +30,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .idle_threads import thread_is_idle
-from .link import READ_FUNCTIONS, counted_fds
+from .idle_threads import thread_is_idle, waits_for_the_host
+from .link import counted_fds
 from .virtual_selector import VirtualSelector
 from .virtual_sleep import SLEEP_CODE, sleep_patched, sleep_until_skippable
 
@@ -166,7 +166,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         for ident, frame in sys._current_frames().items():
             if ident == self._owner:
                 continue
-            if thread_is_idle(frame) or frame.f_code in READ_FUNCTIONS or frame.f_code is SLEEP_CODE:
+            if thread_is_idle(frame) or waits_for_the_host(frame) or frame.f_code is SLEEP_CODE:
                 continue
             return False
         return True
@@ -205,6 +205,17 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._in_flight -= 1
         self._unfinished.discard(token)  # a job that never ran (its executor shut down) is done too
 
+    def _jobs_reading_from_the_host(self) -> int:
+        """Running jobs blocked in a read of a host connection (a sync client's stream in ``to_thread``, boto3's):
+        they wait for the host's bytes, and the host knows whether any are in flight, so they do not hold the
+        clock (a stall then ends at the adapter's own idle timer on the loop, as for an async client)."""
+        frames = sys._current_frames()
+        return sum(
+            1
+            for ident in tuple(self._job_threads)
+            if (frame := frames.get(ident)) is not None and waits_for_the_host(frame)
+        )
+
     @property
     def jobs_in_flight(self) -> int:
         """Executor jobs handed out through ``run_in_executor`` whose results the loop has not taken yet."""
@@ -218,7 +229,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         thread at work but the loop's (or ``besides``). ``loop_blocked``: the loop's own thread asks from
         inside ``time.sleep``, so a job that has finished cannot reach it before the sleep ends, posted or
         not. ``quick``: jobs and file descriptors only (the threads are looked at before a jump is taken)."""
-        jobs = len(self._unfinished) if loop_blocked else self._in_flight
+        jobs = (
+            len(self._unfinished) if loop_blocked else self._in_flight
+        ) - self._jobs_reading_from_the_host()
         if jobs > (1 if besides is not None and besides in self._job_threads else 0):
             return False
         mine = set(self._selector.get_map().keys()) - self._own_fds  # type: ignore[attr-defined]
@@ -228,7 +241,11 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             return True
         frames = sys._current_frames()
         asking = self._owner if besides is None else besides
-        return all(thread_is_idle(frame) for ident, frame in frames.items() if ident != asking)
+        return all(
+            thread_is_idle(frame) or waits_for_the_host(frame)
+            for ident, frame in frames.items()
+            if ident != asking
+        )
 
     def sleep_on_loop_thread(self, seconds: float) -> bool:
         """``time.sleep`` on this loop's thread: done here (True), skipped from the moment the loop may skip;

@@ -13,10 +13,12 @@ import time
 from typing import Any
 
 from .host_state import (
+    BARRIER_PATIENCE_S,
     BEGIN_WAIT_S,
     LIMIT_EPSILON_S,
     MAX_LINK_LINE,
     READ_SIZE,
+    UNLINKED_AFTER_REPORTS,
     ActiveStage,
     HostState,
     LinkConn,
@@ -182,12 +184,16 @@ class Lockstep(HostState):
                     # had carried a request, one with no byte either way is a new one still being accepted.
                     settled = False
                 continue  # else closed on the host's side already
-            known.linked = True
+            known.linked, known.unreported = True, 0
             if written != known.received or read != known.sent or known.outbuf:
                 settled = False
             self._record_requests(stage, known, written)
         for conn in list(self.conns.values()):
             if conn.port not in reported and (conn.requests or conn.response is not None):
+                conn.unreported += 1
+                if conn.unreported < UNLINKED_AFTER_REPORTS:
+                    settled = False  # perhaps connected after the report was written: ask again soon
+                    continue
                 conn.linked = False  # a client the adapter's side does not count: real time for it
                 self._record_requests(stage, conn, conn.received)
                 self._step(stage, conn)
@@ -221,13 +227,34 @@ class Lockstep(HostState):
             if conn.linked is False and conn.response is not None and conn.response.slow_ready:
                 self._step(stage, conn)
 
+    def _held_by_work(self, stage: ActiveStage, busy: bool) -> bool:
+        """Whether a barrier waits for a thread of the adapter's still at work: a sync client's reader thread
+        (boto3 in ``to_thread``) may be parsing the chunks before it, their callbacks not yet fired, so STR-02's
+        hold would be passed before them. Up to ``BARRIER_PATIENCE_S``: a background thread that never rests
+        (polling, computing) does not hold the run up for longer."""
+        at_barrier = busy and any(
+            conn.linked
+            and conn.response is not None
+            and conn.response.phase == "body"
+            and conn.response.next_chunk < len(conn.response.chunks)
+            and self._barrier(stage, conn.response)
+            for conn in self.conns.values()
+        )
+        if not at_barrier:
+            stage.busy_at_barrier_since = None
+            return False
+        now = time.monotonic()
+        if stage.busy_at_barrier_since is None:
+            stage.busy_at_barrier_since = now
+        return now - stage.busy_at_barrier_since < BARRIER_PATIENCE_S
+
     def _idle(self, stage: ActiveStage, link: LinkConn, message: dict[str, Any]) -> None:
         n = message.get("n")
         settled = self._accounted(stage, message.get("conns"))
         if settled is None:
             self._drop_link(link)
             return
-        if not settled:
+        if not settled or self._held_by_work(stage, bool(message.get("busy"))):
             self._answer_link(stage, link, {"t": "busy", "n": n})
             return
         if not message.get("sleeping") and self._steps(stage, at_report=True):

@@ -30,6 +30,12 @@ BEGIN_WAIT_S = 10.0
 """How long a ``begin`` waits for its stage (the parent sends the stage before the run)."""
 LIMIT_EPSILON_S = 1e-6
 """A jump to the run's limit shorter than this is none (the clock is there already)."""
+BARRIER_PATIENCE_S = 1.0
+"""How long a barrier waits, in real time, for a thread of the adapter's at work to be idle (``_held_by_work``)."""
+UNLINKED_AFTER_REPORTS = 3
+"""A connection with a request that this many reports in a row did not name is a client the link does not count
+(served in real time). One report is not enough: a sync client in a thread (boto3) may connect and send between
+the loop's composing its report and the host's reading it."""
 
 
 class Reactor(Protocol):
@@ -72,6 +78,8 @@ class HttpConn:
     closed: bool = False
     linked: bool | None = None
     """Whether the link accounts for this connection (None: not known yet)."""
+    unreported: int = 0
+    """Reports in a row that did not name this connection while it had a request (``UNLINKED_AFTER_REPORTS``)."""
     continued: bool = False
     requests: deque[tuple[Request, int]] = field(default_factory=deque)
     """Parsed requests not recorded yet, with the received-byte offset where each ends."""
@@ -109,6 +117,8 @@ class ActiveStage:
     """Of ``skipped``, the jumps to the adapter's own timer past the run's limit while a stall was held."""
     aborted: bool = False
     cancel_sent: bool = False
+    busy_at_barrier_since: float | None = None
+    """When a report found a thread of the adapter's at work with the next chunk a barrier (``_held_by_work``)."""
     chunks_sent: int = 0
     timers: list[tuple[float, str, HttpConn]] = field(default_factory=list)
     """(due on the run's clock, what, connection): ``slow`` (the next trickled chunk), ``expire`` (a stall's
@@ -173,6 +183,9 @@ class HostState:
         raise NotImplementedError
 
     def _step(self, stage: ActiveStage, conn: HttpConn) -> bool:
+        raise NotImplementedError
+
+    def _barrier(self, stage: ActiveStage, response: Response) -> bool:
         raise NotImplementedError
 
     # host_lockstep.py

@@ -5,8 +5,11 @@ Python frame (``sys._current_frames``).
 
 from __future__ import annotations
 
+import select
 from types import CodeType
 from typing import Any
+
+from .link import READ_FUNCTIONS
 
 _IDLE_FRAMES = {
     ("threading.py", None),  # Event.wait, Condition.wait, Thread.join, Lock.acquire through threading
@@ -63,3 +66,19 @@ def thread_is_idle(frame: Any) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def waits_for_the_host(frame: Any) -> bool:
+    """Whether a thread whose innermost frame is ``frame`` is blocked reading a counted connection that has
+    nothing to read yet: it waits for the host's bytes (the host knows whether any are in flight), as a sync
+    client in ``asyncio.to_thread`` (boto3) does. A read whose socket is readable already (bytes, the end, a
+    reset) is about to return: that thread is at work."""
+    if frame.f_code not in READ_FUNCTIONS:
+        return False
+    sock = frame.f_locals.get("self")
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN | select.POLLPRI)
+        return not poller.poll(0)
+    except (OSError, TypeError, ValueError):  # closed meanwhile: it returns at once
+        return False
