@@ -54,14 +54,19 @@ class Suite:
 
     walls: list[float] = field(default_factory=list)
     runs: int | None = None
+    cpus: list[float] = field(default_factory=list)
+    """CPU seconds of each round: user + system of pytest and every process it waited for (the workers)."""
 
     @property
     def samples(self) -> Samples:
         return Samples(tuple(self.walls))
 
+    def cpu(self) -> str:
+        return f"CPU {seconds(Samples(tuple(self.cpus)).median)}" if self.cpus else "CPU not measured"
+
     def describe(self) -> str:
         runs = f"{self.runs} runs" if self.runs is not None else "runs not counted (no virtual time line)"
-        return f"{runs}, {with_noise(seconds(self.samples.median), self.samples)}"
+        return f"{runs}, {with_noise(seconds(self.samples.median), self.samples)}, {self.cpu()}"
 
 
 def adapter_argument(name: str) -> str:
@@ -75,13 +80,20 @@ def reference_of(name: str) -> str:
     return TYPESCRIPT[name][1] if name in TYPESCRIPT else REFERENCE_OF[name]
 
 
-def run_suite(name: str, cwd: Path, env: dict[str, str]) -> tuple[float, int | None]:
-    """Wall time and runs of ``pytest --adapter=NAME -q`` (a red verdict is a measurement too)."""
+def run_suite(
+    name: str, cwd: Path, env: dict[str, str], cpu: list[float] | None = None, *extra: str
+) -> tuple[float, int | None]:
+    """Wall time and runs of ``pytest --adapter=NAME -q`` (a red verdict is a measurement too); its CPU
+    seconds are appended to ``cpu``; ``extra``: more pytest arguments (``--helix-quick``, ``--collect-only``)."""
     outputs: list[str] = []
-    args = [f"--adapter={adapter_argument(name)}", "-q", "-p", "no:cacheprovider"]
-    elapsed = pytest_wall(args, cwd, env=env, ok=(0, 1), stdout=outputs)()
+    args = [f"--adapter={adapter_argument(name)}", "-q", "-p", "no:cacheprovider", *extra]
+    elapsed = pytest_wall(args, cwd, env=env, ok=(0, 1), stdout=outputs, cpu=cpu)()
     found = RUNS.search(outputs[-1])
     return elapsed, int(found.group(1)) if found else None
+
+
+EDIT_LOOP = {"--collect-only": "start-up and collection", "--helix-quick": "the quick check"}
+"""The edit loop's figures, measured on the first reference adapter: ``pytest --adapter=NAME`` with each."""
 
 
 def available(names: Sequence[str]) -> list[str]:
@@ -121,13 +133,29 @@ def runs_rows(
                 order = codes if round_ % 2 == 0 else list(reversed(codes))
                 for code in order:
                     suite = suites.setdefault((code.label, name), Suite())
-                    wall, runs = run_suite(name, Path(tmp), code.env)
+                    wall, runs = run_suite(name, Path(tmp), code.env, suite.cpus)
                     suite.walls.append(wall)
                     suite.runs = runs
                 print(f"… {name} round {round_ + 1}", file=sys.stderr, flush=True)
+            for option in EDIT_LOOP:
+                for code in codes if round_ % 2 == 0 else list(reversed(codes)):
+                    suite = suites.setdefault((code.label, option), Suite())
+                    wall, runs = run_suite(names[0], Path(tmp), code.env, suite.cpus, option)
+                    suite.walls.append(wall)
+                    suite.runs = runs if option != "--collect-only" else 0
     rows: list[Row] = []
     samples: list[Samples] = []
     now = labels[0]
+    for option, what in EDIT_LOOP.items():
+        current = suites[(now, option)]
+        value = current.describe()
+        ratio = "—"
+        if len(labels) > 1:
+            old = suites[(labels[1], option)]
+            value += f" (before: {old.describe()})"
+            ratio = f"wall {current.samples.median / old.samples.median:.2f}×"
+        rows.append(Row(f"{names[0]} {option} ({what}): runs, wall", value, "reported", ratio))
+        samples.append(current.samples)
     for name in names:
         current = suites[(now, name)]
         value = current.describe()

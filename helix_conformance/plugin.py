@@ -3,6 +3,10 @@ nothing heavy: the suite, pydantic models and HTTP libraries load only when ``--
 
 from __future__ import annotations
 
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -53,13 +57,15 @@ def _configure(config: pytest.Config, name: str) -> None:
                     f"--adapter={name}: a {str(name)[:4]}: adapter always runs in its driver process, replaying; "
                     "--helix-in-process and --helix-record-mode are for Python adapters"
                 )
-            worker, resolved = start_driver(config, str(name))
+            with _loading_checks():
+                worker, resolved = start_driver(config, str(name))
         elif options["helix_in_process"][0]:
             resolved = resolve_adapter(str(name))
         else:
             from .worker.launch import start_for_session
 
-            worker, resolved = start_for_session(config, str(name))
+            with _loading_checks():
+                worker, resolved = start_for_session(config, str(name))
             if options["helix_record_mode"][0] != "none":
                 resolved = resolve_adapter(str(name))  # recording live calls the factory in this process
     except AdapterNotFound as exc:
@@ -79,3 +85,29 @@ def _configure(config: pytest.Config, name: str) -> None:
         plugin.settings.executor = worker.run_scenario
         plugin.stop_adapter = worker.close
     config.pluginmanager.register(plugin, "helix-conformance-suite")
+
+
+@contextmanager
+def _loading_checks() -> Iterator[None]:
+    """Import the suite and its checks on a thread of their own while the block waits for the adapter's worker
+    to start (it imports the adapter meanwhile): the two start-ups overlap. Nothing is lost if the thread
+    fails: collection imports the same modules again and reports what goes wrong there."""
+
+    def load() -> None:
+        try:
+            from .checks.registry import load_all_checks
+            from .pytest_suite import ConformancePlugin  # noqa: F401
+
+            load_all_checks()
+        except BaseException:  # the main thread's own import reports it
+            return
+
+    loader = threading.Thread(target=load, name="helix-load-checks", daemon=True)
+    loader.start()
+    try:
+        yield
+    finally:
+        loader.join()
+    properties = sys.modules.get(f"{__package__}.checks.properties")
+    if properties is not None:  # the heap is small now: Hypothesis's per-thread Random for the main thread
+        properties.register_hypothesis_random()

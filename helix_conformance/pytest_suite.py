@@ -16,6 +16,7 @@ from .baseline import BaselineError, load_baseline
 from .checks.context import HarnessSettings
 from .checks.registry import Failure
 from .gate import Gate, session_errors
+from .plain_imports import plain_imports
 from .profiles.servers import declared_servers, unknown_servers
 from .quick import QUICK_HINT, QUICK_NOTE, QUICK_PROPERTY, quick_plan
 from .reporting.format import failure_line, format_failure, verdict_text
@@ -340,7 +341,8 @@ class ConformancePlugin:
     def pytest_collection(self, session: pytest.Session) -> bool:
         hook = session.config.hook
         hook.pytest_collectstart(collector=session)
-        planned = plan_suite(self.resolved.spec, self.cassette_root, dict(self.resolved.not_applicable))
+        with plain_imports():  # what planning imports (the recorded scenarios' reader) is not rewritten
+            planned = plan_suite(self.resolved.spec, self.cassette_root, dict(self.resolved.not_applicable))
         self.gate.check_entries_exist(planned, profile_for(self.resolved.spec).name)
         runner = SuiteRunner(self.resolved.spec, self.settings, self.cassette_root)
         runner.expect(planned)
@@ -471,7 +473,8 @@ class ConformancePlugin:
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         if config.option.collectonly or exitstatus == pytest.ExitCode.USAGE_ERROR:
             return  # a usage error (a bad -k expression) is reported by pytest; nothing ran to sum up
-        from .reporting.summary import render_summary
+        with plain_imports():
+            from .reporting.summary import render_summary
 
         for line in render_summary(
             self.log,

@@ -287,6 +287,11 @@ class SuiteRunner:
             session.ahead()
         except CassetteError:
             return  # the checks report it
+        if session.scenario.generated and self._planned.get(sid):
+            from .checks.generated import explore_ahead
+
+            with contextlib.suppress(Exception):  # only a hint, as below
+                explore_ahead(session)
         for item in self._planned.get(sid, ()):
             if item.check.ahead is None or item.scenario.generated:
                 continue

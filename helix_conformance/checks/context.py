@@ -108,6 +108,7 @@ class ScenarioSession:
     _ahead_runs: dict[RunOptions, RunTicket] = field(default_factory=dict)
     _ahead_variants: dict[str, RunTicket] = field(default_factory=dict)
     _applicability: Applicability | None = None
+    _normal: dict[RunOptions | None, RunOptions] = field(default_factory=dict)
 
     @property
     def allowed_wait_s(self) -> float:
@@ -197,7 +198,9 @@ class ScenarioSession:
 
     def close(self) -> None:
         """Cancel the runs sent ahead that no check asked for (the scenario's checks are over, or its root
-        cause leaves them unjudged)."""
+        cause leaves them unjudged), its generated inputs' included."""
+        for variant in self.variants.values():
+            variant.close()
         for ticket in [*self._ahead_runs.values(), *self._ahead_variants.values()]:
             ticket.cancel()
         self._ahead_runs.clear()
@@ -209,12 +212,17 @@ class ScenarioSession:
         return run
 
     def _normalized(self, options: RunOptions | None) -> RunOptions:
-        return replace(
-            options or RunOptions(late_wait_s=LATE_WORK_WAIT_S),
-            timeout=self.settings.timeout,
-            allowed_wait_s=self.allowed_wait_s,
-            virtual_time=not self.settings.real_time,
-        )
+        """``options`` with the session's limits and clock, made once per distinct options (every check asks
+        for the main run, and ``dataclasses.replace`` is not free)."""
+        found = self._normal.get(options)
+        if found is None:
+            found = self._normal[options] = replace(
+                options or RunOptions(late_wait_s=LATE_WORK_WAIT_S),
+                timeout=self.settings.timeout,
+                allowed_wait_s=self.allowed_wait_s,
+                virtual_time=not self.settings.real_time,
+            )
+        return found
 
     def _variant_options(self) -> RunOptions:
         """A fault variant's run: its events back to back (each its own piece for the client), not one per

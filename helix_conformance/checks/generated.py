@@ -17,7 +17,7 @@ from ..contract import AssistantMessage, SystemMessage, Tool, ToolCallInfo, Tool
 from ..scenarios.fixtures import GET_WEATHER, SEARCH_DOCS
 from ..scenarios.model import Scenario
 from .context import CheckContext, ScenarioSession
-from .properties import falsify
+from .properties import examples_of, falsify
 from .registry import Check, CheckFailed, NotApplicable, fail, load_all_checks, own_error
 
 TOOLS = (GET_WEATHER, SEARCH_DOCS)
@@ -233,10 +233,33 @@ def _explore(ctx: CheckContext, clauses: tuple[str, ...]) -> dict[str, str]:
         reports.update(found)  # shrinking goes on from here: later inputs are smaller
         return "; ".join(found) or None
 
-    strategy = STRATEGIES[base.scenario.id](base.scenario)
-    falsify(ctx, strategy, probe, examples=GENERATED_EXAMPLES_FACTOR * base.settings.examples)
+    falsify(_drawing(base, clauses), _strategy(base), probe, examples=_examples(base))
     base.generated_reports[clauses] = reports
     return reports
+
+
+def explore_ahead(base: ScenarioSession) -> None:
+    """Send the runs of the first exploration (every generated clause of the scenario) ahead: its inputs are
+    drawn now (the same draws ``_explore`` will take), and each distinct input's run goes to the workers."""
+    clauses = base.scenario.generated
+    if clauses in base.generated_reports:
+        return
+    for variant in examples_of(_drawing(base, clauses), _strategy(base), examples=_examples(base)):
+        _session_of(base, variant).ahead()
+
+
+def _drawing(base: ScenarioSession, clauses: tuple[str, ...]) -> CheckContext:
+    """The context the inputs of an exploration of ``clauses`` are drawn in: the same draws, whichever of the
+    clauses' items explores first (``examples_of`` keeps them by clause)."""
+    return CheckContext("+".join(clauses), base)
+
+
+def _strategy(base: ScenarioSession) -> st.SearchStrategy[Scenario]:
+    return STRATEGIES[base.scenario.id](base.scenario)
+
+
+def _examples(base: ScenarioSession) -> int:
+    return GENERATED_EXAMPLES_FACTOR * base.settings.examples
 
 
 def _session_of(base: ScenarioSession, variant: Scenario) -> ScenarioSession:

@@ -1,4 +1,9 @@
-"""TOOL-02 support: are two JSON Schemas equivalent on generated valid and invalid instances?"""
+"""TOOL-02 support: are two JSON Schemas equivalent on generated valid and invalid instances?
+
+A comparison is a pure function of the two schemas, and validating a schema against the 2020-12 metaschema
+costs milliseconds (its ``$dynamicRef`` walk): most scenarios send the same few tools, so each comparison is
+made once per process (``_COMPARISONS``) and each schema checked once (``_PROBLEMS``).
+"""
 
 from __future__ import annotations
 
@@ -247,11 +252,132 @@ _SCHEMA_FAULTS = (SchemaError, Unresolvable, re.error, RecursionError, TypeError
 """What validating with, or building instances from, a broken schema raises (jsonschema, ``re``, our walk)."""
 
 
+_PLAIN = (dict, list, str, int, float, bool, type(None))
+
+
+def plain_key(value: Any) -> str | None:
+    """A text that tells JSON-like values apart exactly (``repr``: key order, ``1`` / ``1.0`` / ``True``,
+    tuples and lists), or None when ``value`` holds anything else (a subclass, an object): not memoized."""
+
+    def plain(node: Any) -> bool:
+        if type(node) is dict:
+            return all(type(k) is str and plain(v) for k, v in node.items())
+        if type(node) is list:
+            return all(plain(v) for v in node)
+        return type(node) in _PLAIN
+
+    try:
+        return repr(value) if plain(value) else None
+    except RecursionError:  # nested past the interpreter's limit (or a cycle): compared every time
+        return None
+
+
+class _Memo:
+    """Results of a pure function of JSON-like schemas, by ``plain_key``; bounded (oldest dropped first)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.found: dict[tuple[Any, ...], Any] = {}
+
+    def get(self, key: tuple[Any, ...] | None) -> Any:
+        return self.found.get(key) if key is not None else None
+
+    def put(self, key: tuple[Any, ...] | None, value: Any) -> None:
+        if key is None:
+            return
+        if len(self.found) >= self.size:
+            del self.found[next(iter(self.found))]
+        self.found[key] = value
+
+
+_PROBLEMS = _Memo(1024)
+_COMPARISONS = _Memo(1024)
+
+
 def schema_problem(schema: Any) -> str | None:
     """Why ``schema`` cannot be compared (not a valid JSON Schema, a ``pattern`` Python's ``re`` cannot run, a
-    ``$ref`` that points nowhere), or None."""
+    ``$ref`` that points nowhere), or None. Checked once per distinct schema."""
+    text = plain_key(schema)
+    key = (text,) if text is not None else None
+    known = _PROBLEMS.get(key)
+    if known is not None:
+        return known[0]  # type: ignore[no-any-return]
+    problem = _schema_problem(schema)
+    _PROBLEMS.put(key, (problem,))
+    return problem
+
+
+_SIMPLE_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+_TEXT_KEYWORDS = frozenset({"description", "title", "$comment"})
+_NUMBER_KEYWORDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf"})
+_SCHEMA_MAPS = frozenset({"properties", "$defs"})
+_SCHEMAS = frozenset({"items", "additionalProperties", "not"})
+_DIALECTS = frozenset(
+    {
+        "https://json-schema.org/draft/2020-12/schema",
+        "http://json-schema.org/draft-07/schema#",
+        "http://json-schema.org/draft-07/schema",
+    }
+)
+"""``$schema`` values known to be well-formed URIs (zod-to-json-schema writes draft-07's), whatever format
+checkers are installed."""
+
+
+def surely_valid(schema: Any, depth: int = 0) -> bool:
+    """Whether ``schema`` is a valid 2020-12 JSON Schema by its shape alone: only keywords whose metaschema rule
+    is a JSON type (a type name, a list of subschemas, unique required names, a number, a text). False means
+    "ask the metaschema", never "invalid": ``pattern``, ``format``, ``$ref`` and the rest go the long way."""
+    if isinstance(schema, bool):
+        return True
+    if type(schema) is not dict or depth > FULL_DEPTH * 4:
+        return False
+    for key, value in schema.items():
+        if key == "type":
+            names = value if type(value) is list else [value]
+            if not names or len(set(map(repr, names))) != len(names):
+                return False
+            if not all(type(name) is str and name in _SIMPLE_TYPES for name in names):
+                return False
+        elif key in _SCHEMA_MAPS:
+            if type(value) is not dict or not all(
+                type(k) is str and surely_valid(v, depth + 1) for k, v in value.items()
+            ):
+                return False
+        elif key in _SCHEMA_LISTS:
+            if type(value) is not list or not value or not all(surely_valid(v, depth + 1) for v in value):
+                return False
+        elif key in _SCHEMAS:
+            if not surely_valid(value, depth + 1):
+                return False
+        elif key == "required":
+            if (
+                type(value) is not list
+                or not all(type(n) is str for n in value)
+                or len(set(value)) != len(value)
+            ):
+                return False
+        elif key == "$schema":
+            if value not in _DIALECTS:
+                return False
+        elif key == "enum":
+            if type(value) is not list:
+                return False
+        elif key in _TEXT_KEYWORDS:
+            if type(value) is not str:
+                return False
+        elif key in _NUMBER_KEYWORDS:
+            if type(value) not in (int, float):
+                return False
+        elif key not in ("default", "const", "examples") or (key == "examples" and type(value) is not list):
+            return False
+    return True
+
+
+def _schema_problem(schema: Any) -> str | None:
     try:
-        Draft202012Validator.check_schema(schema)
+        if not surely_valid(schema):
+            Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "the root"
         if exc.validator == "format" and exc.validator_value == "regex":
@@ -310,7 +436,25 @@ def differences(
 ) -> list[str]:
     """Instances on which the two schemas disagree, described for a failure message; with
     ``closed_objects=False`` extra properties are left aside (the sent dialect cannot forbid them).
-    ``NotComparable`` when either schema cannot be compared (checked before, and met while comparing)."""
+    ``NotComparable`` when either schema cannot be compared (checked before, and met while comparing).
+    Compared once per distinct pair and flags (``_COMPARISONS``)."""
+    texts = (plain_key(original), plain_key(sent))
+    key = None if None in texts else (*texts, complete_only, closed_objects)
+    known = _COMPARISONS.get(key)
+    if known is None:
+        try:
+            known = ("diffs", _differences(original, sent, complete_only, closed_objects))
+        except NotComparable as exc:
+            known = ("not comparable", exc.side, str(exc))
+        _COMPARISONS.put(key, known)
+    if known[0] == "not comparable":
+        raise NotComparable(known[1], known[2])
+    return list(known[1])
+
+
+def _differences(
+    original: dict[str, Any], sent: dict[str, Any], complete_only: bool, closed_objects: bool
+) -> list[str]:
     for side, schema in (("given", original), ("sent", sent)):
         problem = schema_problem(schema)
         if problem is not None:

@@ -74,6 +74,8 @@ def _escape(match: re.Match[str]) -> str:
 
 def safe_text(text: str) -> str:
     """The one function adapter text goes through before it reaches a report or the terminal."""
+    if not text:  # most items carry no text: nothing to redact, and reading the key variables costs
+        return text
     return neutralise(redact(text))
 
 
