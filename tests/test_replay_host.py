@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import pickle
 import socket
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -508,3 +509,24 @@ def test_the_service_restarts_after_it_ended() -> None:
     assert fresh.incarnation == host.incarnation + 1
     _run, seen = probe_run(stream_with("httpx"), interaction())
     assert seen["pieces"] == EVENTS
+
+
+def test_the_adapters_job_holds_no_plan() -> None:
+    """Issue 31: what the adapter's process receives for a run names no fault, no cut, no cancel point and no
+    hold, so it cannot answer from the plan; the host alone holds them (the trust table of worker-protocol.md)."""
+    from helix_conformance.replay.judging import stage_run
+
+    cuts = (3, 17, 40)
+    options = RunOptions(plan=SplitPlan(cuts), timeout=5.0, cancel_after_chunks=2, chunk_bytes=True)
+    host = replay_service().host()
+    staged = stage_run(
+        host, get_scenario("text_basic"), "m", PROFILE, [interaction(Fault("stall", after_events=2))], options
+    )
+    job = staged.job
+    assert job.options.plan == EventPlan()
+    assert job.options.cancel_after_chunks is None
+    assert not job.options.chunk_bytes
+    wire = pickle.dumps(job)
+    for secret in (b"stall", b"SplitPlan", b"Fault", b"hold"):
+        assert secret not in wire, secret
+    assert job.cancel_planned  # only that a cancel will come (NT-03 needs the task), not when
