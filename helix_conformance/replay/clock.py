@@ -56,6 +56,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self.real_wait_s = 0.0
         """Wall seconds the loop blocked on a timer of the adapter's (not the harness's limit) because something
         real might still wake it."""
+        self.polling = False
+        """The loop's thread is in a poll between ready callbacks (``VirtualSelector.select`` with timeout 0):
+        at work, though its innermost frame is the selector's, so a thread's sleep is not skipped meanwhile."""
         self._owner: int | None = None
         self._own_fds: set[int] = set()
         self._in_flight = 0
@@ -239,6 +242,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             return False
         if quick:
             return True
+        if besides is not None and self.polling:
+            return False  # the loop's thread polls between ready callbacks (its frame says selectors.py)
         frames = sys._current_frames()
         asking = self._owner if besides is None else besides
         return all(

@@ -60,8 +60,14 @@ class VirtualSelector(selectors.BaseSelector):
             self._busy_turns = 0
         if loop is not None and loop.link is not None and (timeout is None or timeout > 0):
             return self._linked(loop, timeout)
-        if loop is None or timeout is None or timeout <= 0:
+        if loop is None or timeout is None:
             return self.real.select(timeout)
+        if timeout <= 0:  # callbacks are ready: the loop is at work, whatever frame this poll shows
+            loop.polling = True
+            try:
+                return self.real.select(timeout)
+            finally:
+                loop.polling = False
         ready = self.real.select(0)
         if ready:
             return ready
