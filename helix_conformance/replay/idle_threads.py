@@ -12,13 +12,13 @@ from typing import Any
 from .link import READ_FUNCTIONS
 
 _IDLE_FRAMES = {
-    ("threading.py", None),  # Event.wait, Condition.wait, Thread.join, Lock.acquire through threading
     ("queue.py", None),  # Queue.get: an idle pool worker (anyio's worker threads among them)
     ("selectors.py", None),  # another event loop with nothing to do
     ("thread.py", "_worker"),  # concurrent.futures: a pool thread waiting for work (busy ones are in run)
 }
-"""Where a thread's innermost Python frame sits when it waits for someone else: such a thread cannot wake
-the loop on its own, so skipping time cannot outrun it. Anything else (a sleep, a computation, a blocking
+"""Where a thread's innermost Python frame sits when it waits for someone else (threading.py's waits are
+told apart from its running code by ``_blocked_in_threading``): such a thread cannot wake the loop on its
+own, so skipping time cannot outrun it. Anything else (a sleep, a computation, a blocking
 read) counts as work in progress, and the loop waits really."""
 
 
@@ -36,31 +36,45 @@ _TEST_RUNNER_PACKAGES = ("/execnet/", "/xdist/")
 they wait on their pipe, whatever their innermost frame (``--helix-in-process`` under ``-n``)."""
 
 
-def _woken(frame: Any) -> bool:
-    """Whether ``frame`` is ``threading.Condition.wait`` (under Event.wait, Thread.start, Queue.get...) of a
-    thread already notified: ``notify`` took its waiter lock out of ``_waiters``, so it runs as soon as it
-    gets the GIL. Its frame still shows the wait until then; counting it idle let another thread's sleep be
-    skipped before it ran (a thread started just before ``return`` called back before the step returned)."""
-    if frame.f_code.co_name != "wait":
-        return False
+def _blocked_in_threading(frame: Any) -> bool:
+    """Whether a thread whose innermost frame ``frame`` is in threading.py is blocked there: in
+    ``Condition.wait`` (under Event.wait, Thread.start, Queue.get, Semaphore, Barrier) and not yet notified,
+    or joining a thread that still runs. Any other frame of that module runs: a thread just woken returns
+    through ``Event.wait`` and ``Thread.start``, one just started sets its ``_started`` event. Counting those
+    idle let another thread's sleep be skipped before they went on (a thread started just before ``return``
+    called back before the step returned: STR-10; or was not seen at work after it: STR-07)."""
+    code_name = frame.f_code.co_name
     local = frame.f_locals
-    waiters = getattr(local.get("self"), "_waiters", None)
-    waiter = local.get("waiter")
-    if waiters is None:
-        return False
-    return waiter is None or waiter not in waiters  # not yet waiting, or notified (or timed out)
+    owner = local.get("self")
+    if code_name == "wait":
+        waiters = getattr(owner, "_waiters", None)
+        waiter = local.get("waiter")
+        # notify took the waiter lock out of _waiters: the thread runs as soon as it gets the GIL
+        return waiters is not None and waiter is not None and waiter in waiters
+    if code_name in ("_wait_for_tstate_lock", "join"):
+        handle = getattr(owner, "_handle", None)  # Python 3.13
+        if handle is not None and hasattr(handle, "is_done"):
+            return not handle.is_done()
+        lock = getattr(owner, "_tstate_lock", None)
+        return lock is not None and lock.locked()
+    return False
 
 
 def thread_is_idle(frame: Any) -> bool:
     """Whether a thread whose innermost frame is ``frame`` waits for someone else (``_IDLE_FRAMES``,
-    ``_IDLE_CODES``) and was not woken yet (``_woken``)."""
+    ``_IDLE_CODES``, ``_blocked_in_threading``)."""
     if frame is None or frame.f_code in _IDLE_CODES:
         return True
     name = frame.f_code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
-    if name == "threading.py" and _woken(frame):
-        return False
+    if name == "threading.py":
+        return _blocked_in_threading(frame) or _runs_the_test_runner(frame)
     if (name, None) in _IDLE_FRAMES or (name, frame.f_code.co_name) in _IDLE_FRAMES:
         return True
+    return _runs_the_test_runner(frame)
+
+
+def _runs_the_test_runner(frame: Any) -> bool:
+    """Whether the thread was started by pytest's runner (``_TEST_RUNNER_PACKAGES``), never the adapter."""
     while frame is not None:
         if any(package in frame.f_code.co_filename.replace("\\", "/") for package in _TEST_RUNNER_PACKAGES):
             return True
