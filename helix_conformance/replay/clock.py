@@ -23,14 +23,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import selectors
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .idle_threads import thread_is_idle, waits_for_the_host
+from .idle_threads import current_frames, thread_is_idle, waits_for_the_host
 from .link import counted_fds
 from .virtual_selector import VirtualSelector
 from .virtual_sleep import SLEEP_CODE, sleep_patched, sleep_until_skippable
@@ -51,6 +50,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         selector = VirtualSelector(selectors.DefaultSelector())
         super().__init__(selector)
         selector.loop = self
+        self._virtual_selector = selector
         self.skipped_s = 0.0
         """Virtual seconds the loop jumped over (no wall time spent)."""
         self.real_wait_s = 0.0
@@ -60,7 +60,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         """The loop's thread is in a poll between ready callbacks (``VirtualSelector.select`` with timeout 0):
         at work, though its innermost frame is the selector's, so a thread's sleep is not skipped meanwhile."""
         self._owner: int | None = None
-        self._own_fds: set[int] = set()
+        self._own_fds: frozenset[int] = frozenset()
         self._in_flight = 0
         self._unfinished: set[object] = set()
         """One token per executor job handed out and not finished in its thread (sets change atomically)."""
@@ -166,7 +166,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def consumed(self) -> bool:
         """The process has nothing to do but wait: every thread but the loop's waits for someone else, for the
         host's bytes (a blocking read on a counted connection) or in a sleep of its own."""
-        for ident, frame in sys._current_frames().items():
+        for ident, frame in current_frames().items():
             if ident == self._owner:
                 continue
             if thread_is_idle(frame) or waits_for_the_host(frame) or frame.f_code is SLEEP_CODE:
@@ -176,7 +176,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
     def run_forever(self) -> None:
         self._owner = threading.get_ident()
-        self._own_fds = set(self._selector.get_map().keys())  # type: ignore[attr-defined]
+        self._own_fds = self._virtual_selector.fds
         super().run_forever()
 
     def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
@@ -212,7 +212,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         """Running jobs blocked in a read of a host connection (a sync client's stream in ``to_thread``, boto3's):
         they wait for the host's bytes, and the host knows whether any are in flight, so they do not hold the
         clock (a stall then ends at the adapter's own idle timer on the loop, as for an async client)."""
-        frames = sys._current_frames()
+        frames = current_frames()
         return sum(
             1
             for ident in tuple(self._job_threads)
@@ -237,14 +237,17 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         ) - self._jobs_reading_from_the_host()
         if jobs > (1 if besides is not None and besides in self._job_threads else 0):
             return False
-        mine = set(self._selector.get_map().keys()) - self._own_fds  # type: ignore[attr-defined]
+        selector = self._virtual_selector
+        if selector.closed:  # a thread's sleep outlived the run: nothing left to skip for
+            return False
+        mine = selector.fds - self._own_fds
         if mine and mine - counted_fds():
             return False
         if quick:
             return True
         if besides is not None and self.polling:
             return False  # the loop's thread polls between ready callbacks (its frame says selectors.py)
-        frames = sys._current_frames()
+        frames = current_frames()
         asking = self._owner if besides is None else besides
         return all(
             thread_is_idle(frame) or waits_for_the_host(frame)

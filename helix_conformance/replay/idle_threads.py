@@ -5,8 +5,13 @@ Python frame (``sys._current_frames``).
 
 from __future__ import annotations
 
+import gc
 import select
-from types import CodeType
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import CodeType, FrameType
 from typing import Any
 
 from .link import READ_FUNCTIONS
@@ -36,6 +41,45 @@ _TEST_RUNNER_PACKAGES = ("/execnet/", "/xdist/")
 they wait on their pipe, whatever their innermost frame (``--helix-in-process`` under ``-n``)."""
 
 
+_collector_lock = threading.Lock()
+
+
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """No garbage collection meanwhile, one thread at a time. A collection inside ``sys._current_frames``
+    runs finalizers while it holds the interpreter's thread-list lock: a thread then asking for frames, or
+    starting or ending, deadlocked Python 3.11 (CPython gh-106883, fixed in 3.12 only), and reading another
+    thread's ``f_locals`` segfaulted it in the same stress run."""
+    with _collector_lock:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            if enabled:
+                gc.enable()
+
+
+def current_frames() -> dict[int, FrameType]:
+    """``sys._current_frames()``, safe to call from any thread (``_collector_off``)."""
+    with _collector_off():
+        return sys._current_frames()
+
+
+def _local(frame: Any, name: str) -> Any:
+    """A local variable of another thread's frame (``_collector_off``)."""
+    with _collector_off():
+        return frame.f_locals.get(name)
+
+
+_CONDITION_WAIT = threading.Condition.wait.__code__
+_JOINS = {
+    method.__code__
+    for method in (threading.Thread.join, getattr(threading.Thread, "_wait_for_tstate_lock", None))
+    if method is not None
+}
+
+
 def _blocked_in_threading(frame: Any) -> bool:
     """Whether a thread whose innermost frame ``frame`` is in threading.py is blocked there: in
     ``Condition.wait`` (under Event.wait, Thread.start, Queue.get, Semaphore, Barrier) and not yet notified,
@@ -43,19 +87,18 @@ def _blocked_in_threading(frame: Any) -> bool:
     through ``Event.wait`` and ``Thread.start``, one just started sets its ``_started`` event. Counting those
     idle let another thread's sleep be skipped before they went on (a thread started just before ``return``
     called back before the step returned: STR-10; or was not seen at work after it: STR-07)."""
-    code_name = frame.f_code.co_name
-    local = frame.f_locals
-    owner = local.get("self")
-    if code_name == "wait":
-        waiters = getattr(owner, "_waiters", None)
-        waiter = local.get("waiter")
+    code = frame.f_code
+    if code is _CONDITION_WAIT:  # f_locals only here: read on another thread's running frame, it can crash
+        waiters = getattr(_local(frame, "self"), "_waiters", None)
+        waiter = _local(frame, "waiter")
         # notify took the waiter lock out of _waiters: the thread runs as soon as it gets the GIL
         return waiters is not None and waiter is not None and waiter in waiters
-    if code_name in ("_wait_for_tstate_lock", "join"):
-        handle = getattr(owner, "_handle", None)  # Python 3.13
+    if code in _JOINS:
+        joined = _local(frame, "self")
+        handle = getattr(joined, "_handle", None)  # Python 3.13
         if handle is not None and hasattr(handle, "is_done"):
             return not handle.is_done()
-        lock = getattr(owner, "_tstate_lock", None)
+        lock = getattr(joined, "_tstate_lock", None)
         return lock is not None and lock.locked()
     return False
 
@@ -89,7 +132,7 @@ def waits_for_the_host(frame: Any) -> bool:
     reset) is about to return: that thread is at work."""
     if frame.f_code not in READ_FUNCTIONS:
         return False
-    sock = frame.f_locals.get("self")
+    sock = _local(frame, "self")
     try:
         poller = select.poll()
         poller.register(sock, select.POLLIN | select.POLLPRI)

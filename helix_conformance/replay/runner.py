@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import copy
 import inspect
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -35,7 +34,7 @@ from .callbacks import CallbackMode, recording_callbacks
 from .clock import VirtualTimeLoop, run_virtual
 from .delivery import DeliveryPlan, EventPlan
 from .hidden_keys import provider_keys_hidden
-from .idle_threads import thread_is_idle
+from .idle_threads import current_frames, thread_is_idle
 from .interactions import ReplayInteraction
 from .link import Link, LinkAddress, counting, link_to
 from .pending import adapter_work, track_task_origins
@@ -430,7 +429,7 @@ def _past_limit(loop: asyncio.AbstractEventLoop, limit_at: float) -> bool:
 def _busy_threads(before: set[threading.Thread]) -> list[threading.Thread]:
     """Threads the adapter started during the step that still work after it returned: one may yet call a
     callback (STR-07)."""
-    frames = sys._current_frames()
+    frames = current_frames()
     return [
         t
         for t in threading.enumerate()

@@ -29,13 +29,21 @@ class VirtualSelector(selectors.BaseSelector):
     def __init__(self, real: selectors.BaseSelector) -> None:
         self.real = real
         self.loop: VirtualTimeLoop | None = None
+        self.fds: frozenset[int] = frozenset()
+        """The registered file descriptors, replaced whole on each change: another thread reads them at any
+        moment (``VirtualTimeLoop.may_skip``), and iterating the selector's own map there raised."""
+        self.closed = False
         self._busy_turns = 0
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
-        return self.real.register(fileobj, events, data)
+        key = self.real.register(fileobj, events, data)
+        self.fds = self.fds | {key.fd}
+        return key
 
     def unregister(self, fileobj: Any) -> selectors.SelectorKey:
-        return self.real.unregister(fileobj)
+        key = self.real.unregister(fileobj)
+        self.fds = self.fds - {key.fd}
+        return key
 
     def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         return self.real.modify(fileobj, events, data)
@@ -47,6 +55,7 @@ class VirtualSelector(selectors.BaseSelector):
         return self.real.get_map()
 
     def close(self) -> None:
+        self.closed = True
         self.real.close()
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
