@@ -9,6 +9,7 @@ virtual clock, so a hung adapter meets it at once while a wait under it is skipp
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ from helix_conformance.contract import (
     TextStepResult,
 )
 from helix_conformance.replay.clock import VirtualTimeLoop, run_virtual
-from helix_conformance.replay.idle_threads import thread_is_idle
+from helix_conformance.replay.idle_threads import current_frames, thread_is_idle
 from helix_conformance.replay.interactions import CassetteCache
 from helix_conformance.replay.runner import ScenarioRun
 from helix_conformance.scenarios import get_scenario
@@ -458,9 +459,34 @@ def test_a_thread_joining_is_idle_until_the_thread_it_joins_ends() -> None:
     joining.join(30)
 
 
+def test_a_closed_loop_never_lets_a_thread_skip() -> None:
+    """A thread whose sleep outlives the run asks a closed loop: it sleeps really (an AttributeError from
+    the closed selector's map reached the adapter's thread through ``time.sleep`` before)."""
+    loop = VirtualTimeLoop()
+    loop.close()
+    assert not loop.may_skip(besides=threading.get_ident())
+
+
+def test_frames_are_read_with_the_collector_off_and_its_state_kept() -> None:
+    """``current_frames`` turns the collector off while it reads (CPython gh-106883 deadlocked two threads
+    asking at once in Python 3.11) and leaves it as it found it, off for an adapter that turned it off."""
+    assert gc.isenabled()
+    frames = current_frames()
+    assert threading.get_ident() in frames
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        current_frames()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_a_thread_started_before_return_never_calls_back_before_it() -> None:
     """The race behind a CI failure, made likely: with a tiny switch interval, the started thread's sleep
-    was skipped in about 2 % of runs while the loop's thread returned through ``Thread.start``."""
+    was skipped in about 2 % of runs while the loop's thread returned through ``Thread.start``. The sleep is
+    long enough that no descheduling of the loop's thread explains a callback before the return. Two threads
+    asking whether time may jump, as here, also deadlocked Python 3.11 in ``sys._current_frames``."""
     switch = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
@@ -470,12 +496,12 @@ def test_a_thread_started_before_return_never_calls_back_before_it() -> None:
 
             async def main(marks: list[str] = marks) -> None:
                 def later() -> None:
-                    time.sleep(0.02)
+                    time.sleep(0.2)
                     marks.append("late")
 
                 threading.Thread(target=later, daemon=True).start()
                 marks.append("returned")
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(0.3)
 
             run_virtual(main())
             early += marks[0] != "returned"
