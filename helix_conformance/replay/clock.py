@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .idle_threads import current_frames, thread_is_idle, waits_for_the_host
+from .idle_threads import abandoned_threads, current_frames, thread_is_idle, waits_for_the_host
 from .link import counted_fds
 from .virtual_selector import VirtualSelector
 from .virtual_sleep import SLEEP_CODE, sleep_patched, sleep_until_skippable
@@ -166,8 +166,9 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def consumed(self) -> bool:
         """The process has nothing to do but wait: every thread but the loop's waits for someone else, for the
         host's bytes (a blocking read on a counted connection) or in a sleep of its own."""
+        abandoned = abandoned_threads()
         for ident, frame in current_frames().items():
-            if ident == self._owner:
+            if ident == self._owner or ident in abandoned:
                 continue
             if thread_is_idle(frame) or waits_for_the_host(frame) or frame.f_code is SLEEP_CODE:
                 continue
@@ -249,10 +250,11 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             return False  # the loop's thread polls between ready callbacks (its frame says selectors.py)
         frames = current_frames()
         asking = self._owner if besides is None else besides
+        abandoned = abandoned_threads()
         return all(
             thread_is_idle(frame) or waits_for_the_host(frame)
             for ident, frame in frames.items()
-            if ident != asking
+            if ident != asking and ident not in abandoned
         )
 
     def sleep_on_loop_thread(self, seconds: float) -> bool:

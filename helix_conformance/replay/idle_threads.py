@@ -103,6 +103,22 @@ def _blocked_in_threading(frame: Any) -> bool:
     return False
 
 
+_abandoned: list[threading.Thread] = []
+
+
+def abandon(thread: threading.Thread) -> None:
+    """A run's thread the harness gave up on, still alive past the run's limit (an adapter's blocking sleep
+    of an hour): its run is over, so it can wake no later run's loop nor send to its host. Counted at work,
+    it held every later run in the process to real time, and the host's barriers then waited out their
+    patience past the adapter's idle timer (false "no data received" timeouts)."""
+    _abandoned[:] = [t for t in _abandoned if t.is_alive()] + [thread]
+
+
+def abandoned_threads() -> frozenset[int]:
+    """The idents of the abandoned threads still alive (``abandon``)."""
+    return frozenset(t.ident for t in list(_abandoned) if t.ident is not None and t.is_alive())
+
+
 def thread_is_idle(frame: Any) -> bool:
     """Whether a thread whose innermost frame is ``frame`` waits for someone else (``_IDLE_FRAMES``,
     ``_IDLE_CODES``, ``_blocked_in_threading``)."""

@@ -34,7 +34,7 @@ from .callbacks import CallbackMode, recording_callbacks
 from .clock import VirtualTimeLoop, run_virtual
 from .delivery import DeliveryPlan, EventPlan
 from .hidden_keys import provider_keys_hidden
-from .idle_threads import current_frames, thread_is_idle
+from .idle_threads import abandon, current_frames, thread_is_idle
 from .interactions import ReplayInteraction
 from .link import Link, LinkAddress, counting, link_to
 from .pending import adapter_work, track_task_origins
@@ -329,6 +329,7 @@ def _execute(
         worker.join(options.real_limit_s * options.steps + THREAD_GRACE_S)
         if worker.is_alive():
             run.timed_out = True
+            abandon(worker)
     run.duration_s = time.monotonic() - started
     imports_after = imports.totals()
     imports.count_jumps(None)
