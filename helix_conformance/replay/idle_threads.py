@@ -66,10 +66,11 @@ def current_frames() -> dict[int, FrameType]:
         return sys._current_frames()
 
 
-def _local(frame: Any, name: str) -> Any:
-    """A local variable of another thread's frame (``_collector_off``)."""
+def _locals(frame: Any, *names: str) -> tuple[Any, ...]:
+    """Local variables of another thread's frame, read at once (``_collector_off``)."""
     with _collector_off():
-        return frame.f_locals.get(name)
+        local = frame.f_locals
+        return tuple(local.get(name) for name in names)
 
 
 _CONDITION_WAIT = threading.Condition.wait.__code__
@@ -89,12 +90,12 @@ def _blocked_in_threading(frame: Any) -> bool:
     called back before the step returned: STR-10; or was not seen at work after it: STR-07)."""
     code = frame.f_code
     if code is _CONDITION_WAIT:  # f_locals only here: read on another thread's running frame, it can crash
-        waiters = getattr(_local(frame, "self"), "_waiters", None)
-        waiter = _local(frame, "waiter")
+        condition, waiter = _locals(frame, "self", "waiter")
+        waiters = getattr(condition, "_waiters", None)
         # notify took the waiter lock out of _waiters: the thread runs as soon as it gets the GIL
         return waiters is not None and waiter is not None and waiter in waiters
     if code in _JOINS:
-        joined = _local(frame, "self")
+        (joined,) = _locals(frame, "self")
         handle = getattr(joined, "_handle", None)  # Python 3.13
         if handle is not None and hasattr(handle, "is_done"):
             return not handle.is_done()
@@ -148,7 +149,7 @@ def waits_for_the_host(frame: Any) -> bool:
     reset) is about to return: that thread is at work."""
     if frame.f_code not in READ_FUNCTIONS:
         return False
-    sock = _local(frame, "self")
+    (sock,) = _locals(frame, "self")
     try:
         poller = select.poll()
         poller.register(sock, select.POLLIN | select.POLLPRI)
