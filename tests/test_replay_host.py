@@ -530,3 +530,28 @@ def test_the_adapters_job_holds_no_plan() -> None:
     for secret in (b"stall", b"SplitPlan", b"Fault", b"hold"):
         assert secret not in wire, secret
     assert job.cancel_planned  # only that a cancel will come (NT-03 needs the task), not when
+
+
+def test_a_counted_socket_closed_by_a_finalizer_under_the_links_lock_does_not_deadlock() -> None:
+    """A collection while the link holds its lock may run a finalizer that closes a counted connection (urllib3
+    closes its pool's connections so): boto3's runs hung in ``link.connections`` until the harness gave up."""
+    import threading
+
+    from helix_conformance.replay import link
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    with link.counting(port):
+        client = socket.create_connection(("127.0.0.1", port))
+    assert [c[0] for c in link.connections()] == [client.getsockname()[1]]
+
+    def close_under_the_lock() -> None:
+        with link._lock:  # where the collector ran urllib3's finalizer
+            client.close()
+
+    closer = threading.Thread(target=close_under_the_lock, daemon=True)
+    closer.start()
+    closer.join(5)
+    listener.close()
+    assert not closer.is_alive(), "closing a counted socket while the link's lock is held deadlocked"
+    assert link.connections() == []

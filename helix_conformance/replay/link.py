@@ -104,6 +104,7 @@ class _Counts:
     fd: int
     written: int = 0
     read: int = 0
+    closed: bool = False
 
 
 _lock = threading.Lock()
@@ -129,8 +130,12 @@ client in a thread wakes the run's loop this way, so that the loop reports (repl
 
 
 def _forget(sock: socket.socket) -> None:
-    with _lock:
-        _counts.pop(sock, None)
+    """Mark the socket closed, without the lock: a collection while this thread holds ``_lock`` may run a
+    finalizer that closes a socket (urllib3's pool closes its connections so), and taking the lock again
+    there deadlocked the run. Closed entries are dropped under the lock by ``connections``."""
+    counts = _counts.get(sock)
+    if counts is not None:
+        counts.closed = True
 
 
 def _to_host(sock: socket.socket, address: Any) -> bool:
@@ -207,20 +212,25 @@ def connections() -> list[list[Any]]:
     with _lock:
         items = list(_counts.items())
     out = []
+    gone = []
     for sock, counts in items:
+        if counts.closed or sock.fileno() < 0:
+            gone.append(sock)
+            continue
         if counts.port is None:
             _bound(sock)
-        if sock.fileno() < 0:
-            _forget(sock)
-            continue
         out.append([counts.port, counts.written, counts.read])
+    if gone:
+        with _lock:
+            for sock in gone:
+                _counts.pop(sock, None)
     return out
 
 
 def counted_fds() -> set[int]:
     """File descriptors of the counted connections (a loop's selector may hold them: the host accounts for them)."""
     with _lock:
-        return {c.fd for c in _counts.values()}
+        return {c.fd for c in _counts.values() if not c.closed}
 
 
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
