@@ -555,3 +555,56 @@ def test_a_counted_socket_closed_by_a_finalizer_under_the_links_lock_does_not_de
     listener.close()
     assert not closer.is_alive(), "closing a counted socket while the link's lock is held deadlocked"
     assert link.connections() == []
+
+
+def test_a_begin_that_arrives_after_its_run_was_collected_holds_no_later_run() -> None:
+    """The link and the parent's pipe race: a run that made no request (an error step) was collected before
+    its ``begin`` reached the host. The host held that begin's link for its stage, and the next run's
+    reports behind it, 10 s: past the reference adapter's limit (AB-02 failed on a control under -n 3)."""
+    service = replay_service()
+    host = service.host()
+    try:
+        early, late = new_token(), new_token()
+        service.stage(host, StagePlan(early, [interaction()], PROFILE))
+        service.collect(host, early, grace_s=0)  # the parent is done with it: no begin arrived yet
+        service.stage(host, StagePlan(late, [interaction()], PROFILE))
+        link = socket.create_connection(("127.0.0.1", host.control_port), timeout=5)
+        for message in (
+            {"t": "begin", "run": early},
+            {"t": "end", "run": early, "ev": []},
+            {"t": "begin", "run": late},
+            {"t": "idle", "run": late, "n": 1, "ev": [], "conns": [], "timer": 1.0, "jump": True},
+        ):
+            link.sendall(json.dumps(message).encode() + b"\n")
+        started = time.monotonic()
+        answer = json.loads(link.makefile().readline())
+        assert (answer["n"], answer["t"]) == (1, "quiet")
+        assert time.monotonic() - started < 2
+        link.close()
+    finally:
+        service.close_host(host)
+
+
+def test_a_begin_whose_stage_never_comes_holds_no_later_run_of_its_link() -> None:
+    """A begin still waiting for its stage gives way to the link's next begin (the adapter's side went on)."""
+    service = replay_service()
+    host = service.host()
+    try:
+        lost, late = new_token(), new_token()
+        service.stage(host, StagePlan(late, [interaction()], PROFILE))
+        link = socket.create_connection(("127.0.0.1", host.control_port), timeout=5)
+        for message in (
+            {"t": "begin", "run": lost},
+            {"t": "idle", "run": lost, "n": 1, "ev": [], "conns": [], "timer": 1.0, "jump": True},
+            {"t": "begin", "run": late},
+            {"t": "idle", "run": late, "n": 2, "ev": [], "conns": [], "timer": 1.0, "jump": True},
+        ):
+            link.sendall(json.dumps(message).encode() + b"\n")
+        started = time.monotonic()
+        answers = link.makefile()
+        assert json.loads(answers.readline())["t"] == "over"  # the lost run's report: not the host's run
+        assert json.loads(answers.readline())["t"] == "quiet"
+        assert time.monotonic() - started < 2
+        link.close()
+    finally:
+        service.close_host(host)

@@ -87,6 +87,7 @@ class Host(Connections, Delivery, Lockstep):
         """End the run now if it never began, else once the adapter's side ends it or ``grace_s`` passed."""
         if token in self.staged:
             plan = self.staged.pop(token)
+            self.ended.add(token)  # its begin may still be on its way over the link: not to be waited for
             self.reactor.finished(
                 self.id, token, StageTrace(unused=required(plan, [False] * len(plan.interactions)))
             )

@@ -67,8 +67,10 @@ class Lockstep(HostState):
                 return
             link.waiting = False
             if link.held is not None:
-                link.held.append(message)
-                continue
+                if message.get("t") != "begin":
+                    link.held.append(message)
+                    continue
+                self._give_up_waiting(link)  # the adapter's side went on to its next run: so does the link
             self._link_message(link, message)
             if link.sock.fileno() < 0:
                 return
@@ -139,6 +141,11 @@ class Lockstep(HostState):
         self.active = stage
         if plan.abort_before:
             stage.add("abort", name="before")
+        self._release(link)
+
+    def _give_up_waiting(self, link: LinkConn) -> None:
+        """Stop waiting for the stage of the run the link began: what it held is answered ``over``."""
+        self.begin_waits = [w for w in self.begin_waits if w[1] is not link]
         self._release(link)
 
     def _release(self, link: LinkConn) -> None:
