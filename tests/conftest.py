@@ -83,15 +83,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return (os.cpu_count() or 1) + 1
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_cmdline_main(config: pytest.Config) -> None:
-    """``-n`` without ``--dist``: idle workers take tests not yet started from the others (``worksteal``), as
-    the suite's tests range from milliseconds to minutes and a worker's queue can outlast the rest."""
-    option = config.option
-    if getattr(option, "numprocesses", None) and getattr(option, "dist", "no") == "no":
-        option.dist = "worksteal"
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Leave the slow tests out unless asked for: --slow, a -m expression, or named by id. When they run, they
     run first: pytest-xdist hands tests out in order, and a few long ones left for the end keep one worker busy
