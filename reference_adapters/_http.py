@@ -15,7 +15,6 @@ import logging
 import math
 import re
 import ssl
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
@@ -256,6 +255,12 @@ def tls_context() -> ssl.SSLContext:
 # --- abort and stall ------------------------------------------------------------------------------
 
 
+BACKSTOP_READ_TIMEOUTS = 2.0
+"""The guard's idle timer fires this many read timeouts after the last data: the client's own read timeout
+(httpx's, on the same clock) ends a stall first, with the exception the adapter maps (ERR-04, ERR-05, NT-04);
+the guard ends what no read of the client's covers."""
+
+
 class StreamGuard:
     """Runs a request as a task and races it against the abort signal and an idle timeout.
 
@@ -264,10 +269,13 @@ class StreamGuard:
     The work calls ``touch()`` whenever data arrives; ``aborted`` lets it stay silent once the signal fired.
     """
 
-    def __init__(self, signal: AbortSignal | None, idle_timeout: float) -> None:
+    def __init__(self, signal: AbortSignal | None, idle_timeout: float | None) -> None:
+        """``idle_timeout``: the client's read timeout, which the guard backs up (``BACKSTOP_READ_TIMEOUTS``);
+        None: no idle timer at all."""
         self._signal = signal
-        self._idle_timeout = idle_timeout
-        self._last_activity = time.monotonic()
+        self._idle_timeout = None if idle_timeout is None else idle_timeout * BACKSTOP_READ_TIMEOUTS
+        self._clock = asyncio.get_running_loop().time  # asyncio's own timeouts keep this clock too
+        self._last_activity = self._clock()
 
     @property
     def aborted(self) -> bool:
@@ -279,7 +287,7 @@ class StreamGuard:
 
     def touch(self) -> None:
         """Record progress: restarts the idle timer."""
-        self._last_activity = time.monotonic()
+        self._last_activity = self._clock()
 
     async def run(self, work: Coroutine[Any, Any, T], *, idle: bool = True) -> T:
         """Return ``work``'s result; raise StreamAborted / StreamStalled instead if those come first."""
@@ -293,9 +301,10 @@ class StreamGuard:
                     raise StreamAborted
                 if task.done():
                     break
-                remaining = self._last_activity + self._idle_timeout - time.monotonic() if idle else None
+                limit = self._idle_timeout if idle else None
+                remaining = None if limit is None else self._last_activity + limit - self._clock()
                 if remaining is not None and remaining <= 0:
-                    raise StreamStalled(f"no data received for {self._idle_timeout:g} s")
+                    raise StreamStalled(f"no data received for {limit:g} s")
                 await asyncio.wait(watched, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
             if task.cancelled():  # cancelled by someone else (e.g. a callback raising CancelledError)
                 raise RuntimeError("the request task was cancelled")

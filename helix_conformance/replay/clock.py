@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from types import CodeType, FrameType
 from typing import Any, SupportsIndex, TypeVar
 
+from .starvation import SAMPLE_EVERY_S, StarvationMeter
+
 T = TypeVar("T")
 
 SETTLE_S = 0.001
@@ -273,9 +275,29 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         """Threads running one of this loop's executor jobs now."""
         self.hard_deadline = float("inf")
         """The harness's limit: the clock never jumps to a timer at or after it (replay/runner.py)."""
+        self.starved_s = 0.0
+        """Real seconds the loop's thread waited for a CPU (replay/starvation.py), left off the clock."""
+        self._meter: StarvationMeter | None = None
+        self._sampled_at = float("-inf")
+        self._last_time = float("-inf")
 
     def time(self) -> float:
-        return time.monotonic() + self.skipped_s
+        """Real time, plus the seconds jumped, less the seconds the machine's load kept the thread from running;
+        never less than it said before (the load is read every few milliseconds, after the fact)."""
+        now = time.monotonic()
+        meter = self._meter
+        if meter is not None and now - self._sampled_at >= SAMPLE_EVERY_S:
+            self._sampled_at = now
+            self.starved_s = meter.waited_s()
+        t = now + self.skipped_s - self.starved_s
+        if t < self._last_time:
+            return self._last_time
+        self._last_time = t
+        return t
+
+    def unskipped(self) -> float:
+        """The clock without its jumps: real time less the load, what a sleep that is not skipped takes."""
+        return self.time() - self.skipped_s
 
     def advance(self, seconds: float) -> None:
         self.skipped_s += seconds
@@ -283,7 +305,14 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
     def run_forever(self) -> None:
         self._owner = threading.get_ident()
         self._own_fds = self._virtual_selector.fds
+        if self._meter is None:
+            self._meter = StarvationMeter()
         super().run_forever()
+
+    def close(self) -> None:
+        super().close()
+        if self._meter is not None:
+            self._meter.close()
 
     def run_in_executor(self, executor: Any, func: Any, *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
         """As asyncio's, counting the jobs: while one is unfinished, the clock does not jump (but for the thread
@@ -349,7 +378,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         if threading.get_ident() != self._owner:
             return False
         self.real_wait_s += _sleep_until_skippable(
-            seconds, lambda _left: self.may_skip(loop_blocked=True), self.advance
+            seconds, lambda _left: self.may_skip(loop_blocked=True), self.advance, self.unskipped
         )
         return True
 
@@ -374,7 +403,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             with contextlib.suppress(RuntimeError):  # closed meanwhile: nobody to wake
                 self.call_soon_threadsafe(_nothing)
 
-        _sleep_until_skippable(seconds, skippable, skip)
+        _sleep_until_skippable(seconds, skippable, skip, self.unskipped)
         return True
 
     def timer_past_the_limit(self) -> bool:
@@ -409,23 +438,27 @@ SLEEP_RECHECK_MAX_S = 0.05
 
 
 def _sleep_until_skippable(
-    seconds: float, skippable: Callable[[float], bool], skip: Callable[[float], None]
+    seconds: float,
+    skippable: Callable[[float], bool],
+    skip: Callable[[float], None],
+    clock: Callable[[], float] = time.monotonic,
 ) -> float:
     """Sleep ``seconds``: really while ``skippable(left)`` says no, then skip what is left. A thread just
     woken (the loop that handed a job out, not yet back in its selector) is busy for a moment: looking again
     after a short real wait, as the selector does, keeps that moment from costing the whole sleep.
-    Returns the seconds really slept."""
+    ``clock``: real time as the run's clock counts it (less the machine's load, replay/starvation.py), so that
+    the sleep lasts ``seconds`` there. Returns the seconds really slept, on ``clock``."""
     seconds = max(0.0, seconds)
-    started = time.monotonic()
+    started = clock()
     deadline = started + seconds
     wait = SETTLE_S
-    while (left := deadline - time.monotonic()) > 0:
+    while (left := deadline - clock()) > 0:
         if skippable(left):
             skip(left)
             break
         _real_sleep(min(wait, left))
         wait = min(wait * 2, SLEEP_RECHECK_MAX_S)
-    return min(time.monotonic() - started, seconds)
+    return min(clock() - started, seconds)
 
 
 def _virtual_sleep(seconds: float | SupportsIndex) -> None:

@@ -33,8 +33,6 @@ from ._gemini_base import HookedGeminiAdapter, HookedGeminiStream, broken_gemini
 
 logger = logging.getLogger(__name__)
 
-A_DAY_S = 24 * 3600.0
-
 # --- NT-04: nothing ends a stall --------------------------------------------------------------------------------
 
 
@@ -45,7 +43,7 @@ class NoReadTimeout(HookedAdapter):
         super().__init__(**{**kwargs, "timeout": None})  # Bug: AdapterContext.timeout thrown away
 
     def make_guard(self, input: LLMGenerateInput) -> StreamGuard:
-        return StreamGuard(input.abort_signal, idle_timeout=A_DAY_S)
+        return StreamGuard(input.abort_signal, idle_timeout=None)
 
 
 class SyncClientInAsyncStep(HookedAdapter):
