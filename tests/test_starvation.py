@@ -58,13 +58,16 @@ def test_the_meter_counts_the_time_a_thread_waited_for_a_cpu() -> None:
     meter = StarvationMeter()
     try:
         with starved():
+            started = time.monotonic()
             before = meter.waited_s()
             cpu = spin(0.6)
             waited = meter.waited_s() - before
+            wall = time.monotonic() - started
     finally:
         meter.close()
-    assert waited > 0.2, (waited, cpu)  # four busy tasks on one CPU: each runs about a quarter of the time
-    assert waited + cpu < 0.6 + 0.05, (waited, cpu)
+    # Four busy tasks on one CPU: each runs about a quarter of the time, and waits to run the rest of it.
+    assert waited > 0.2, (waited, cpu, wall)
+    assert waited + cpu <= wall + 0.02, (waited, cpu, wall)
 
 
 def test_the_loop_clock_counts_the_adapters_work_but_not_the_wait_for_a_cpu() -> None:
@@ -87,7 +90,7 @@ def test_the_loop_clock_counts_the_adapters_work_but_not_the_wait_for_a_cpu() ->
     finally:
         loop.close()
     assert loop.starved_s > 0.2, (elapsed, cpu, loop.starved_s)
-    assert cpu - 0.01 <= elapsed < 0.3, (elapsed, cpu, loop.starved_s)
+    assert cpu - 0.02 <= elapsed < 0.3, (elapsed, cpu, loop.starved_s)
     assert not fired
 
 
