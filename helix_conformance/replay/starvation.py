@@ -28,7 +28,7 @@ class StarvationMeter:
         self._fd: int | None = None
         with contextlib.suppress(OSError):
             self._fd = os.open(SCHEDSTAT, os.O_RDONLY)  # names the opening thread, whoever reads it later
-        self._base = self._last = self._read_ns()
+        self._base = self._read_ns()
 
     def _read_ns(self) -> int:
         fd = self._fd
