@@ -36,7 +36,12 @@ def native(name, restype, *argtypes):
     libc = ctypes.CDLL(None, use_errno=True)
     libc.dlsym.restype = ctypes.c_void_p
     libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    return ctypes.CFUNCTYPE(restype, *argtypes, use_errno=True)(libc.dlsym(None, name.encode()))
+    # fork keeps the GIL held across the call: released (CFUNCTYPE), another thread of the worker may take it
+    # in that moment, and the child then waits forever for a GIL whose holder it does not have
+    address = libc.dlsym(None, name.encode())
+    if name == "fork":
+        return ctypes.PYFUNCTYPE(restype, *argtypes)(address)
+    return ctypes.CFUNCTYPE(restype, *argtypes, use_errno=True)(address)
 
 
 def rewrite_the_report_later():
@@ -285,7 +290,9 @@ class Forks(OpenAIChatAdapter):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.dlsym.restype = ctypes.c_void_p
         libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-        fork = ctypes.CFUNCTYPE(ctypes.c_int)(libc.dlsym(None, b"fork"))
+        # PYFUNCTYPE: the GIL stays held across fork(); a CFUNCTYPE call releases it, and when another thread of
+        # the worker took it in that moment, the child waits forever for a GIL whose holder it does not have
+        fork = ctypes.PYFUNCTYPE(ctypes.c_int)(libc.dlsym(None, b"fork"))
         child = fork()
         if child == 0:
             os.setsid()  # out of the worker's process group
