@@ -608,3 +608,37 @@ def test_a_begin_whose_stage_never_comes_holds_no_later_run_of_its_link() -> Non
         link.close()
     finally:
         service.close_host(host)
+
+
+def test_a_wakeup_posted_while_the_threads_are_looked_at_is_served_not_reported_idle() -> None:
+    """A thread that hands the loop a result and goes back to wait for the host, between the loop's poll and its
+    look at the threads, must not be reported idle: the host would offer a jump past the result just posted
+    (boto3's reader thread posts a chunk, then reads the host again)."""
+    from helix_conformance.replay.clock import VirtualTimeLoop
+    from helix_conformance.replay.link import Answer
+
+    class RecordingLink:
+        def __init__(self) -> None:
+            self.idles = 0
+
+        def idle(self, *args: Any, **kwargs: Any) -> Answer:
+            self.idles += 1
+            return Answer("wait")
+
+    loop = VirtualTimeLoop()
+    link = RecordingLink()
+    loop.link = link  # type: ignore[assignment]
+    chunk: asyncio.Future[str] = loop.create_future()
+
+    def consumed_after_a_post() -> bool:
+        if not chunk.done():  # what the reader thread does in that moment
+            loop.call_soon_threadsafe(lambda: chunk.done() or chunk.set_result("chunk"))
+        return True
+
+    loop.consumed = consumed_after_a_post  # type: ignore[method-assign]
+    try:
+        loop.call_later(5.0, lambda: None)  # a timer of the adapter's: the loop would ask the host to jump
+        assert loop.run_until_complete(chunk) == "chunk"
+        assert link.idles == 0
+    finally:
+        loop.close()

@@ -147,6 +147,12 @@ class VirtualSelector(selectors.BaseSelector):
                 return self._backoff(loop, timeout, timer)
         else:
             loop.busy_since = None
+            # A thread may have posted to the loop and gone back to wait between the poll above and the look at
+            # the threads (boto3's reader thread hands a chunk over, then reads the host again): look once more.
+            ready = self.real.select(0)
+            if ready:
+                loop.backoff = 0.0
+                return ready
         # A thread at work past the patience may still end a stall: the host then offers a stall's credit only.
         jump = loop.virtual and delay is not None and loop.may_skip(quick=True)
         answer = loop.obey(link.idle(delay, jump=jump, beyond=beyond, busy=not consumed))
