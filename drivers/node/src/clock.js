@@ -13,6 +13,7 @@
  * `setImmediate`, `queueMicrotask` and `process.nextTick` stay real: they are not waits.
  */
 
+import { closeSync, openSync, readSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -87,6 +88,61 @@ export class FakeTimer {
 }
 
 /** @param {unknown} ms */
+/**
+ * Milliseconds the thread that made it (the driver's main thread, the adapter's) has waited for a CPU, as
+ * replay/starvation.py reads it: the second field of `/proc/thread-self/schedstat`, runnable but not running.
+ * On a loaded machine that wait reaches a second; an adapter's idle timer must not count it as the provider's
+ * silence. 0 where it cannot be read (not Linux).
+ */
+export class StarvationMeter {
+  constructor() {
+    /** @type {number | undefined} */
+    this.fd = undefined;
+    this.buffer = Buffer.alloc(128);
+    this.lastNs = 0;
+    try {
+      this.fd = openSync('/proc/thread-self/schedstat', 'r'); // names this thread, whoever reads it later
+    } catch {
+      this.fd = undefined;
+    }
+    this.baseNs = this.readNs();
+  }
+
+  readNs() {
+    if (this.fd !== undefined) {
+      try {
+        const n = readSync(this.fd, this.buffer, 0, this.buffer.length, 0);
+        const field = this.buffer.toString('latin1', 0, n).split(' ')[1];
+        const ns = Number(field);
+        if (Number.isFinite(ns)) this.lastNs = ns;
+      } catch {
+        this.close(); // the last reading stands from now on
+      }
+    }
+    return this.lastNs;
+  }
+
+  /** Milliseconds waited for a CPU since the meter was made. */
+  waitedMs() {
+    return Math.max(0, this.readNs() - this.baseNs) / 1e6;
+  }
+
+  close() {
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch {
+        // gone already
+      }
+    }
+  }
+}
+
+/** The clock reads the meter at most this often (ms), as replay/starvation.py's SAMPLE_EVERY_S. */
+const SAMPLE_EVERY_MS = 2;
+
 function delayOf(ms) {
   const n = Number(ms);
   return Number.isFinite(n) && n >= 1 && n <= 2 ** 31 - 1 ? n : 1; // Node's rule: 1 ms for anything else
@@ -109,16 +165,49 @@ export class VirtualClock {
     this.onFired = () => {};
     /** Called with each new timer (leftovers.js names those an adapter leaves scheduled, HARN-04). */
     this.onAdd = (/** @type {FakeTimer} */ _timer) => {};
+    /** Whether the machine's load is left off the clock (a run in virtual time; replay.js sets it per run). */
+    this.leaveOffLoad = false;
+    /** Milliseconds the thread waited for a CPU while `leaveOffLoad`, left off the clock. */
+    this.starvedMs = 0;
+    /** @type {StarvationMeter | undefined} */
+    this.meter = undefined;
+    this.waitedMs = 0;
+    this.sampledAt = -Infinity;
+    this.lastNow = -Infinity;
+    /** What the clock adds to real time now: the jumps, less the load left off (see `now`). */
+    this.offsetMs = 0;
   }
 
-  /** Milliseconds on the run's monotonic clock. */
+  /**
+   * Milliseconds on the run's monotonic clock: real time, plus the jumps, less the time the machine's load kept
+   * the thread from running (read every few milliseconds, after the fact, so the clock never goes back: a wait
+   * read late holds it still until real time catches up).
+   */
   now() {
-    return real.now() + this.skippedMs;
+    const realNow = real.now();
+    if (realNow - this.sampledAt >= SAMPLE_EVERY_MS) {
+      this.sampledAt = realNow;
+      this.meter ??= new StarvationMeter();
+      const waited = this.meter.waitedMs();
+      if (this.leaveOffLoad) this.starvedMs += waited - this.waitedMs;
+      this.waitedMs = waited;
+    }
+    let t = realNow + this.skippedMs - this.starvedMs;
+    if (t < this.lastNow) t = this.lastNow;
+    this.lastNow = t;
+    this.offsetMs = t - realNow;
+    return t;
+  }
+
+  /** What the run's clock adds to real time now (for `Date` and `process.hrtime`). */
+  offset() {
+    this.now();
+    return this.offsetMs;
   }
 
   /** Milliseconds since the epoch on the run's clock. */
   wallNow() {
-    return real.Date.now() + this.skippedMs;
+    return real.Date.now() + this.offset();
   }
 
   /**
@@ -297,7 +386,7 @@ export function virtualClock() {
   globalThis.Date = /** @type {DateConstructor} */ (/** @type {unknown} */ (FakeDate));
 
   performance.now = () => clock.now();
-  const skippedNs = () => BigInt(Math.round(clock.skippedMs * 1e6));
+  const skippedNs = () => BigInt(Math.round(clock.offset() * 1e6));
   const hrtime = (/** @type {[number, number] | undefined} */ previous) => {
     const ns = real.hrtimeBigint() + skippedNs();
     const seconds = Number(ns / 1000000000n);

@@ -106,6 +106,7 @@ export class ReplayLink {
     }
     this.marks = [];
     this.run = { token: replay.token, httpPort: replay.httpPort, virtual: replay.virtualTime !== false, deadline: Infinity, credited: 0, onAbort, onCancel };
+    this.clock.leaveOffLoad = this.run.virtual; // --helix-real-time: the wall clock, load and all
     this.write({ t: 'begin', run: replay.token });
     this.touch();
   }
