@@ -87,7 +87,6 @@ export class FakeTimer {
   }
 }
 
-/** @param {unknown} ms */
 /**
  * Milliseconds the thread that made it (the driver's main thread, the adapter's) has waited for a CPU, as
  * replay/starvation.py reads it: the second field of `/proc/thread-self/schedstat`, runnable but not running.
@@ -143,6 +142,7 @@ export class StarvationMeter {
 /** The clock reads the meter at most this often (ms), as replay/starvation.py's SAMPLE_EVERY_S. */
 const SAMPLE_EVERY_MS = 2;
 
+/** @param {unknown} ms */
 function delayOf(ms) {
   const n = Number(ms);
   return Number.isFinite(n) && n >= 1 && n <= 2 ** 31 - 1 ? n : 1; // Node's rule: 1 ms for anything else
