@@ -95,11 +95,15 @@ async def _exchange(reply: bytes, ending: str, lean: bool) -> tuple[Any, bytes, 
     return outcome, body, got
 
 
-@pytest.mark.parametrize("ending", ENDINGS)
-@pytest.mark.parametrize("case", sorted(CASES))
+COMPLETE = ("whole", "trailers", "continue_then_length", "error_status")
+"""Responses complete in themselves: a connection held open after them changes nothing (no ``hold`` case)."""
+
+
+@pytest.mark.parametrize(
+    ("case", "ending"),
+    [(c, e) for c in sorted(CASES) for e in ENDINGS if not (e == "hold" and c in COMPLETE)],
+)
 def test_the_lean_exchange_is_httpcores(case: str, ending: str) -> None:
-    if ending == "hold" and case in ("whole", "trailers", "continue_then_length", "error_status"):
-        pytest.skip("a complete response does not wait for the connection's end")
     expected = asyncio.run(_exchange(CASES[case], ending, lean=False))
     actual = asyncio.run(_exchange(CASES[case], ending, lean=True))
     assert actual == expected
