@@ -36,8 +36,8 @@ def native(name, restype, *argtypes):
     libc = ctypes.CDLL(None, use_errno=True)
     libc.dlsym.restype = ctypes.c_void_p
     libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    # fork keeps the GIL held across the call: released (CFUNCTYPE), another thread of the worker may take it
-    # in that moment, and the child then waits forever for a GIL whose holder it does not have
+    # fork() holds the GIL across the call (PYFUNCTYPE): a CFUNCTYPE call releases it, another thread of the
+    # worker may take it in that moment, and the child then waits forever for a GIL whose holder it lacks
     address = libc.dlsym(None, name.encode())
     if name == "fork":
         return ctypes.PYFUNCTYPE(restype, *argtypes)(address)
@@ -290,8 +290,7 @@ class Forks(OpenAIChatAdapter):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.dlsym.restype = ctypes.c_void_p
         libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-        # PYFUNCTYPE: the GIL stays held across fork(); a CFUNCTYPE call releases it, and when another thread of
-        # the worker took it in that moment, the child waits forever for a GIL whose holder it does not have
+        # PYFUNCTYPE keeps the GIL held across fork(), as native() above does and for the same reason
         fork = ctypes.PYFUNCTYPE(ctypes.c_int)(libc.dlsym(None, b"fork"))
         child = fork()
         if child == 0:
