@@ -27,7 +27,7 @@ from helix_conformance.contract import (
     TextStepResult,
 )
 from helix_conformance.profiles import get_profile
-from helix_conformance.profiles.base import split_sse_events
+from helix_conformance.profiles.wire import split_sse_events
 from helix_conformance.replay.delivery import (
     EventPlan,
     MutatedPlan,
@@ -37,7 +37,7 @@ from helix_conformance.replay.delivery import (
 )
 from helix_conformance.replay.host_state import RUN_PREFIX
 from helix_conformance.replay.interactions import CassetteCache, ReplayInteraction, build_interactions
-from helix_conformance.replay.judging import last_text_event, run_scenario
+from helix_conformance.replay.judging import last_text_event, run_scenario, served
 from helix_conformance.replay.runner import RunOptions, ScenarioRun
 from helix_conformance.replay.service import HostAddress, replay_service
 from helix_conformance.replay.stage import SLOW_AFTER_ABORT_S, STALL_EXPIRED, StagePlan, new_token
@@ -385,7 +385,7 @@ def hand() -> Iterator[Callable[..., HandLink]]:
 
     def start(*interactions: ReplayInteraction, **plan: Any) -> HandLink:
         token = new_token()
-        service.stage(host, StagePlan(token, list(interactions), PROFILE, **plan))
+        service.stage(host, StagePlan(token, [served(i) for i in interactions], PROFILE.wire, **plan))
         made.append(HandLink(host, token))
         return made[-1]
 
@@ -565,9 +565,9 @@ def test_a_begin_that_arrives_after_its_run_was_collected_holds_no_later_run() -
     host = service.host()
     try:
         early, late = new_token(), new_token()
-        service.stage(host, StagePlan(early, [interaction()], PROFILE))
+        service.stage(host, StagePlan(early, [served(interaction())], PROFILE.wire))
         service.collect(host, early, grace_s=0)  # the parent is done with it: no begin arrived yet
-        service.stage(host, StagePlan(late, [interaction()], PROFILE))
+        service.stage(host, StagePlan(late, [served(interaction())], PROFILE.wire))
         link = socket.create_connection(("127.0.0.1", host.control_port), timeout=5)
         for message in (
             {"t": "begin", "run": early},
@@ -591,7 +591,7 @@ def test_a_begin_whose_stage_never_comes_holds_no_later_run_of_its_link() -> Non
     host = service.host()
     try:
         lost, late = new_token(), new_token()
-        service.stage(host, StagePlan(late, [interaction()], PROFILE))
+        service.stage(host, StagePlan(late, [served(interaction())], PROFILE.wire))
         link = socket.create_connection(("127.0.0.1", host.control_port), timeout=5)
         for message in (
             {"t": "begin", "run": lost},
@@ -642,3 +642,32 @@ def test_a_wakeup_posted_while_the_threads_are_looked_at_is_served_not_reported_
         assert link.idles == 0
     finally:
         loop.close()
+
+
+@pytest.mark.parametrize("profile_name", ["openai-chat", "anthropic-messages", "bedrock-converse", "custom"])
+def test_the_service_serves_a_plan_without_the_contract_or_the_scenarios(profile_name: str) -> None:
+    """The service starts once per pytest run (and once per pytest run a test starts: 145 in the project's
+    tests); a plan that pulled in the contract's models and the scenarios cost it 0.3 s of CPU each time. What
+    it imports and unpickles is plain values (stage.ServedInteraction, profiles/wire.py)."""
+    import subprocess
+    import sys
+
+    profile = get_profile(profile_name)
+    served_one = served(
+        ReplayInteraction("POST", PATH, 200, {}, BODY, Fault("reset", after_events=1), False, "test")
+    )
+    plan = pickle.dumps(StagePlan(new_token(), [served_one], profile.wire))
+    probe = (
+        "import pickle, sys\n"
+        "import helix_conformance.replay.service, helix_conformance.replay.host\n"
+        "plan = pickle.loads(sys.stdin.buffer.read())\n"
+        "plan.wire.matches('POST', plan.interactions[0].path, plan.interactions[0].path)\n"
+        "plan.wire.split_events(plan.interactions[0].body)\n"
+        "print(' '.join(m for m in sys.modules if m.startswith(('pydantic', 'helix_conformance.contract', "
+        "'helix_conformance.scenarios', 'helix_conformance.profiles.base'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], input=plan, capture_output=True, timeout=60, check=True
+    )
+    assert done.stdout.decode().split() == []
+    assert profile.matches("POST", PATH, PATH) is profile.wire.matches("POST", PATH, PATH)

@@ -62,8 +62,7 @@ class Delivery(HostState):
             self._reset(conn)
             return
         interaction = plan.interactions[index]
-        fault = interaction.fault
-        kind = fault.kind if fault is not None else None
+        kind = interaction.fault_kind
         if kind in ("connect_error", "connect_timeout"):
             stage.add("fault", name=kind, interaction=index)
             if kind == "connect_error":
@@ -73,10 +72,11 @@ class Delivery(HostState):
                     index, [], interaction.status, interaction.headers, kind, phase="held"
                 )
             return
-        chunks = plan.plan.chunks(interaction.body, plan.profile.split_events)
-        if fault is not None:
-            boundaries = event_boundaries(interaction.body, plan.profile.split_events)
-            limit = boundaries[fault.after_events - 1] if 0 < fault.after_events <= len(boundaries) else 0
+        chunks = plan.plan.chunks(interaction.body, plan.wire.split_events)
+        if kind is not None:
+            boundaries = event_boundaries(interaction.body, plan.wire.split_events)
+            after = interaction.fault_after_events
+            limit = boundaries[after - 1] if 0 < after <= len(boundaries) else 0
             chunks = cut_at_events(chunks, limit)
         conn.response = Response(index, chunks, interaction.status, interaction.headers, kind)
 
@@ -221,7 +221,7 @@ class Delivery(HostState):
 def match(plan: StagePlan, used: list[bool], method: str, path: str) -> int | None:
     """The next interaction this request stands for: method and endpoint path, in the recorded order."""
     for i, interaction in enumerate(plan.interactions):
-        if not used[i] and plan.profile.matches(method, path, interaction.path):
+        if not used[i] and plan.wire.matches(method, path, interaction.path):
             used[i] = True
             return i
         if not used[i] and not interaction.optional:

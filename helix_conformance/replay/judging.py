@@ -32,7 +32,7 @@ from .runner import (
     run_adapter,
 )
 from .service import COLLECT_GRACE_S, HostAddress, ReplayServiceError, replay_service
-from .stage import MergeError, StagePlan, StageTrace, merge, new_token
+from .stage import MergeError, ServedInteraction, StagePlan, StageTrace, merge, new_token
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,8 @@ def stage_run(
     abort = scenario.abort
     plan = StagePlan(
         token=token,
-        interactions=interactions,
-        profile=profile,
+        interactions=[served(interaction) for interaction in interactions],
+        wire=profile.wire,
         plan=options.plan,
         read_timeout=adapter_timeout(options.timeout),
         abort_before=bool(abort is not None and abort.before and options.with_signal),
@@ -86,6 +86,20 @@ def stage_run(
         link=LinkAddress(host.http_port, host.control_port, token),
     )
     return Staged(host, token, job)
+
+
+def served(interaction: ReplayInteraction) -> ServedInteraction:
+    """The interaction as the host serves it (plain values: stage.ServedInteraction)."""
+    fault = interaction.fault
+    return ServedInteraction(
+        interaction.path,
+        interaction.status,
+        interaction.headers,
+        interaction.body,
+        fault.kind if fault is not None else None,
+        fault.after_events if fault is not None else 0,
+        interaction.optional,
+    )
 
 
 def _run_base_url(host: HostAddress, token: str, provider_base_url: str) -> str:

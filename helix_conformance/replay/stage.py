@@ -14,9 +14,8 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..profiles.base import WireProfile
+from ..profiles.wire import WireRules
 from .delivery import DeliveryPlan, EventPlan
-from .interactions import ReplayInteraction
 from .trace import SentRequest, Trace, TraceEvent
 
 STALL_EXPIRED = "stall_expired"
@@ -39,12 +38,28 @@ def new_token() -> str:
 
 
 @dataclass(frozen=True)
+class ServedInteraction:
+    """One expected request and its response as the host serves it: plain values, so that the service, which
+    unpickles one with every staged run, imports neither the scenarios (``Fault``) nor the profiles' models."""
+
+    path: str
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    fault_kind: str | None = None
+    fault_after_events: int = 0
+    """The fault (``scenarios.model.Fault``): what goes wrong after how many of the body's events."""
+    optional: bool = False
+
+
+@dataclass(frozen=True)
 class StagePlan:
     """Everything the host needs to serve one run; it never reaches the adapter's process."""
 
     token: str
-    interactions: list[ReplayInteraction]
-    profile: WireProfile
+    interactions: list[ServedInteraction]
+    wire: WireRules
+    """The profile's endpoint and framing (profiles/wire.py)."""
     plan: DeliveryPlan = field(default_factory=EventPlan)
     read_timeout: float | None = None
     """``AdapterContext.timeout``: where a stall is marked expired (STALL_EXPIRY_SHARE of it)."""
