@@ -107,12 +107,9 @@ class _Reactor:
         if not data:
             os._exit(0)  # the parent is gone
         self.inbuf += data
-        while len(self.inbuf) >= HEADER.size:
-            (size,) = HEADER.unpack_from(self.inbuf)
-            if len(self.inbuf) < HEADER.size + size:
-                return
-            message = pickle.loads(bytes(self.inbuf[HEADER.size : HEADER.size + size]))
-            del self.inbuf[: HEADER.size + size]
+        messages, taken = _frames(self.inbuf)
+        del self.inbuf[:taken]
+        for message in messages:
             self._handle(message)
 
     def _handle(self, message: tuple[Any, ...]) -> None:
@@ -292,13 +289,8 @@ class ReplayService:
                     os.close(fd)
                 return
             buffer += data
-            messages = []
-            while len(buffer) >= HEADER.size:
-                (size,) = HEADER.unpack_from(buffer)
-                if len(buffer) < HEADER.size + size:
-                    break
-                messages.append(pickle.loads(bytes(buffer[HEADER.size : HEADER.size + size])))
-                del buffer[: HEADER.size + size]
+            messages, taken = _frames(buffer)
+            del buffer[:taken]
             with self.changed:
                 for message in messages:
                     if message[0] == "host":
@@ -381,6 +373,21 @@ class ReplayService:
         for listener in self.listeners.pop(host_id, ()):
             with contextlib.suppress(OSError):
                 listener.close()
+
+
+def _frames(buffer: bytearray) -> tuple[list[Any], int]:
+    """The whole frames at the start of ``buffer``, unpickled, and how many bytes they took (removed by the
+    caller at once: removing each frame as it is read moved the rest of a large read every time)."""
+    messages, at = [], 0
+    with memoryview(buffer) as view:
+        while len(buffer) - at >= HEADER.size:
+            (size,) = HEADER.unpack_from(buffer, at)
+            end = at + HEADER.size + size
+            if len(buffer) < end:
+                break
+            messages.append(pickle.loads(view[at + HEADER.size : end]))
+            at = end
+    return messages, at
 
 
 def _write_all(fd: int, data: bytes, fds: tuple[int, ...] = ()) -> None:
