@@ -126,10 +126,18 @@ async def _connect(
     return stream_class(sock)
 
 
-async def connect_stream(core: ModuleType, host: str, port: int, timeout: float | None) -> Any:
+async def connect_stream(
+    core: ModuleType,
+    host: str,
+    port: int,
+    timeout: float | None,
+    local_address: str | None = None,
+    socket_options: Iterable[Any] | None = None,
+) -> Any:
     """A connection to ``host:port`` as ``core``'s (httpcore or httpcore2) ``AsyncNetworkStream``, on the lean
-    layer (replay/lean_http.py reads and writes the host's HTTP through it)."""
-    return await _connect(core, _stream_class(core), host, port, timeout, None, None)
+    layer (replay/lean_http.py reads and writes the host's HTTP through it), bound and with socket options
+    as the adapter's pool asked (Anthropic's SDK sets TCP keep-alive on every connection)."""
+    return await _connect(core, _stream_class(core), host, port, timeout, local_address, socket_options)
 
 
 @contextlib.contextmanager
