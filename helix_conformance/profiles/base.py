@@ -13,7 +13,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, final
 from urllib.parse import urlsplit
 
 from ..contract import Message
@@ -154,10 +154,12 @@ class WireProfile(ABC):
         recorded path's tail, SSE."""
         return WireRules(self.name, self.endpoint_method)
 
+    @final
     def matches(self, method: str, path: str, recorded_path: str) -> bool:
         """Host-agnostic matching: same method, and the path ends with the recorded endpoint (``wire``)."""
         return self.wire.matches(method, path, recorded_path)
 
+    @final
     def endpoint_tail(self, recorded_path: str) -> str:
         return self.wire.tail if self.wire.tail is not None else recorded_path
 
@@ -166,6 +168,7 @@ class WireProfile(ABC):
         publishers: ``profiles/servers.py``), else None."""
         return servers.server_of(self.name, urlsplit(url).path)
 
+    @final
     def split_events(self, body: bytes) -> list[bytes]:
         return self.wire.split_events(body)
 
