@@ -44,6 +44,9 @@ START_TIMEOUT_S = 60.0
 COLLECT_GRACE_S = 2.0
 """How long a collected run waits for the adapter's side to end it (its last events) before the host ends it."""
 ANSWER_TIMEOUT_S = 30.0
+READ_BYTES = 64 * 1024
+"""What one read of the parent's or the service's pipe asks for (as worker/protocol.READ_CHUNK: a 1 MiB read
+buffer cost about 40 us per message, allocated and shrunk each time)."""
 
 
 class ReplayServiceError(Exception):
@@ -100,7 +103,7 @@ class _Reactor:
 
     def _parent_readable(self) -> None:
         try:
-            data, fds, _flags, _address = socket.recv_fds(self.parent, 1 << 20, 16)
+            data, fds, _flags, _address = socket.recv_fds(self.parent, READ_BYTES, 16)
         except BlockingIOError:
             return
         self.fds_in.extend(fds)
@@ -277,7 +280,7 @@ class ReplayService:
         buffer = bytearray()
         while True:
             try:
-                data = os.read(fd, 1 << 20)
+                data = os.read(fd, READ_BYTES)
             except OSError:
                 data = b""
             if not data:
