@@ -53,6 +53,14 @@ def _stream_class(core: ModuleType) -> type:
             self._loop = asyncio.get_running_loop()
 
         async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            # Bytes already here are read at once, as ``sock_recv`` would first do, without a timeout's timer
+            # set and cancelled around them (most reads of a replayed stream: the chunk is in the socket).
+            try:
+                return self._sock.recv(max_bytes)
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError as exc:
+                raise errors.ReadError(exc) from exc
             try:
                 return await _within(self._loop.sock_recv(self._sock, max_bytes), timeout)
             except TimeoutError as exc:
@@ -63,8 +71,16 @@ def _stream_class(core: ModuleType) -> type:
         async def write(self, buffer: bytes, timeout: float | None = None) -> None:
             if not buffer:
                 return
+            try:  # as ``sock_sendall`` first does: what the socket takes now goes without a timer
+                sent = self._sock.send(buffer)
+            except (BlockingIOError, InterruptedError):
+                sent = 0
+            except OSError as exc:
+                raise errors.WriteError(exc) from exc
+            if sent == len(buffer):
+                return
             try:
-                await _within(self._loop.sock_sendall(self._sock, buffer), timeout)
+                await _within(self._loop.sock_sendall(self._sock, memoryview(buffer)[sent:]), timeout)
             except TimeoutError as exc:
                 raise errors.WriteTimeout(exc) from exc
             except OSError as exc:
