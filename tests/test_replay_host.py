@@ -671,3 +671,21 @@ def test_the_service_serves_a_plan_without_the_contract_or_the_scenarios(profile
     )
     assert done.stdout.decode().split() == []
     assert profile.matches("POST", PATH, PATH) is profile.wire.matches("POST", PATH, PATH)
+
+
+def test_a_request_written_on_a_connection_the_host_closed_is_waited_for(
+    hand: Callable[..., HandLink],
+) -> None:
+    """A kept-alive connection the host closed, whose client has not seen the close yet (undici under load)
+    and sends its next request on it: no jump until the client has seen the reset and gone on, else the
+    adapter's own timeout fires before any request reached the host (a Node flake seen once)."""
+    run = hand(interaction())
+    old = socket.create_connection(("127.0.0.1", run.http.getpeername()[1]), timeout=5)
+    port = old.getsockname()[1]
+    old.sendall(b"not http\r\n\r\n")  # the host reads it, then closes the connection
+    assert old.recv(10) == b""
+    old.close()
+    sent = len(b"not http\r\n\r\n")
+    assert run.ask("idle", timer=1.0, jump=True, more=([port, sent, 0],))["t"] == "quiet"
+    again = run.ask("idle", timer=1.0, jump=True, more=([port, sent + 40, 0],))
+    assert again["t"] == "busy"

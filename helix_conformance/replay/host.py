@@ -69,7 +69,7 @@ class Host(Connections, Delivery, Lockstep):
         self.links: list[LinkConn] = []
         self.begin_waits: list[tuple[float, LinkConn, dict[str, Any]]] = []
         self.collect_waits: dict[str, float] = {}
-        self.gone: set[int] = set()
+        self.gone: dict[int, int] = {}
         """Ports of connections the host has closed: a report naming one is not waiting for anything."""
         reactor.watch(self.http, self._accept_http)
         reactor.watch(self.control, self._accept_link)

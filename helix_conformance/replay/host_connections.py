@@ -26,7 +26,7 @@ class Connections(HostState):
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn = HttpConn(sock, int(address[1]))
-            self.gone.discard(conn.port)  # a port used again
+            self.gone.pop(conn.port, None)  # a port used again
             self.conns[conn.port] = conn
             self.reactor.watch(sock, functools.partial(self._readable, conn))
 
@@ -115,7 +115,7 @@ class Connections(HostState):
         self.conns.pop(conn.port, None)
         if len(self.gone) > 4096:
             self.gone.clear()
-        self.gone.add(conn.port)
+        self.gone[conn.port] = conn.received
         self._changed()
 
     def _reset(self, conn: HttpConn) -> None:

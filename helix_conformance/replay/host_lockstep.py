@@ -185,10 +185,14 @@ class Lockstep(HostState):
             reported.add(port)
             known = self.conns.get(port)
             if known is None:
-                if port not in self.gone or written == read == 0:
+                closed_after = self.gone.get(port)
+                if closed_after is None or written == read == 0 or written > closed_after:
                     # Connected on the adapter's side, not accepted here yet: no jump now. A port the host closed
                     # before may be in use again (the kernel hands ports out again): a connection the host closed
-                    # had carried a request, one with no byte either way is a new one still being accepted.
+                    # had carried a request, one with no byte either way is a new one still being accepted. More
+                    # written than the host had received when it closed: a client that sent its next request on
+                    # a kept-alive connection before it saw the close (undici under load); it gets the reset and
+                    # goes on (an error, a new connection), and the run's clock waits for that, not a timer.
                     settled = False
                 continue  # else closed on the host's side already
             known.linked, known.unreported = True, 0

@@ -159,7 +159,8 @@ class HostState:
     links: list[LinkConn]
     begin_waits: list[tuple[float, LinkConn, dict[str, Any]]]
     collect_waits: dict[str, float]
-    gone: set[int]
+    gone: dict[int, int]
+    """Ports of connections the host closed, with the bytes it had received on each."""
     """Ports of connections the host has closed: a report naming one is not waiting for anything."""
 
     # host_connections.py
