@@ -1,0 +1,143 @@
+"""The replay host's HTTP connections (replay/host.py): accepting them, reading requests as their bytes arrive,
+writing without blocking, and how a connection ends (the client left, the host dropped it, or reset it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import socket
+
+from .host_state import READ_SIZE, HostState, HttpConn, strip_run
+from .http11 import BadRequest, expects_continue, read_request
+
+
+class Connections(HostState):
+    """The HTTP side of the host."""
+
+    def _accept_http(self) -> None:
+        while True:
+            try:
+                sock, address = self.http.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = HttpConn(sock, int(address[1]))
+            self.gone.pop(conn.port, None)  # a port used again
+            self.conns[conn.port] = conn
+            self.reactor.watch(sock, functools.partial(self._readable, conn))
+
+    def _readable(self, conn: HttpConn) -> None:
+        """Read what the connection holds; requests are parsed, and recorded when a report accounts for them
+        (or at once on a connection the link does not account for)."""
+        if self._read(conn):
+            self._changed()
+
+    def _read(self, conn: HttpConn) -> bool:
+        """``_readable`` without telling the link: True when anything arrived (bytes or the end)."""
+        if conn.closed:
+            return False
+        before = (conn.received, conn.eof)
+        try:
+            while True:
+                data = conn.sock.recv(READ_SIZE)
+                if not data:
+                    conn.eof = True
+                    break
+                conn.received += len(data)
+                conn.inbuf += data
+                if len(data) < READ_SIZE:
+                    break
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            conn.eof = True
+        if (conn.received, conn.eof) == before:
+            return False
+        try:
+            while True:
+                if not conn.continued and expects_continue(conn.inbuf):
+                    conn.continued = True
+                    self._write(conn, b"HTTP/1.1 100 Continue\r\n\r\n")
+                request = read_request(conn.inbuf)
+                if request is None:
+                    break
+                conn.continued = False
+                conn.requests.append((request, conn.received - len(conn.inbuf)))
+        except BadRequest:
+            self._drop(conn)
+            return True
+        stage = self.active
+        if conn.requests and stage is None:
+            if not self._awaited(conn):
+                self._reset(conn)  # between runs: a late request of the run that just ended
+            return True  # else its run's begin waits for the stage: the request waits with it
+        if conn.eof:
+            self._client_left(conn)
+            return True
+        if stage is not None and conn.requests and (stage.link is None or conn.linked is False):
+            conn.linked = False
+            self._record_requests(stage, conn, conn.received)
+            self._step(stage, conn)
+        return True
+
+    def _awaited(self, conn: HttpConn) -> bool:
+        """Whether the connection's first request belongs to a run whose begin waits for its stage (the adapter's
+        side got the run first; resetting the request would fail the run on the harness's own race)."""
+        token, _ = strip_run(conn.requests[0][0].target)
+        waiting = [str(w[2].get("run")) for w in self.begin_waits]
+        return token in waiting if token is not None else bool(waiting)
+
+    def _client_left(self, conn: HttpConn) -> None:
+        """The client closed the connection: a response being read or held is closed (AB-02)."""
+        response = conn.response
+        stage = self.active
+        if (
+            response is not None
+            and response.phase != "done"
+            and stage is not None
+            and conn.stage == stage.plan.token
+        ):
+            stage.add("response_closed", interaction=response.index)
+            response.phase = "done"
+        self._drop(conn)
+
+    def _drop(self, conn: HttpConn) -> None:
+        if conn.closed:
+            return
+        conn.closed = True
+        self.reactor.unwatch(conn.sock)
+        with contextlib.suppress(OSError):
+            conn.sock.close()
+        self.conns.pop(conn.port, None)
+        if len(self.gone) > 4096:
+            self.gone.clear()
+        self.gone[conn.port] = conn.received
+        self._changed()
+
+    def _reset(self, conn: HttpConn) -> None:
+        """A TCP RST (SO_LINGER 0): the client reads ECONNRESET, as from a dropped connection."""
+        with contextlib.suppress(OSError):
+            conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        self._drop(conn)
+
+    def _write(self, conn: HttpConn, data: bytes) -> None:
+        if conn.closed or not data:
+            return
+        conn.outbuf += data
+        self._flush(conn)
+
+    def _flush(self, conn: HttpConn) -> None:
+        while conn.outbuf and not conn.closed:
+            try:
+                written = conn.sock.send(conn.outbuf)
+            except (BlockingIOError, InterruptedError):
+                return  # the client reads slowly: the rest goes at the next step (accounting waits for it)
+            except OSError:
+                self._client_left(conn)
+                return
+            conn.sent += written
+            del conn.outbuf[:written]
