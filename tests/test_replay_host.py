@@ -689,3 +689,59 @@ def test_a_request_written_on_a_connection_the_host_closed_is_waited_for(
     assert run.ask("idle", timer=1.0, jump=True, more=([port, sent, 0],))["t"] == "quiet"
     again = run.ask("idle", timer=1.0, jump=True, more=([port, sent + 40, 0],))
     assert again["t"] == "busy"
+
+
+class _OrderedReactor:
+    """The service's event loop played by hand: the test says which socket the host reads first."""
+
+    def __init__(self) -> None:
+        self.readable: dict[socket.socket, Callable[[], None]] = {}
+
+    def watch(self, sock: socket.socket, on_readable: Callable[[], None]) -> None:
+        self.readable[sock] = on_readable
+
+    def unwatch(self, sock: socket.socket) -> None:
+        self.readable.pop(sock, None)
+
+    def finished(self, host_id: str, token: str, trace: Any) -> None:
+        pass
+
+
+def test_a_request_read_before_its_runs_begin_waits_for_it() -> None:
+    """The adapter's side writes a run's ``begin`` before its adapter sends anything, but on the first run the
+    link is a new connection the host has not accepted yet, and the host's loop may read the HTTP request
+    first. That request is the coming run's, not a late one of the run before: resetting it left the adapter
+    with a request the host had closed, the clock free to jump to its 10 s timeout (a Node flake, 2 CI runs
+    in 3)."""
+    from helix_conformance.replay.host import Host
+
+    reactor = _OrderedReactor()
+    host = Host(reactor, "h")
+    token = new_token()
+    host.stage(StagePlan(token, [served(interaction())], PROFILE.wire))
+    link = socket.create_connection(("127.0.0.1", host.control_port), timeout=5)
+    link.sendall(json.dumps({"t": "begin", "run": token}).encode() + b"\n")
+    http = socket.create_connection(("127.0.0.1", host.http_port), timeout=5)
+    request = REQUEST.replace("TOKEN", token).encode()
+    http.sendall(request)
+    try:
+        reactor.readable[host.http]()  # the HTTP listener first, before the link's is looked at
+        time.sleep(0.05)
+        (conn,) = [s for s in reactor.readable if s not in (host.http, host.control)]
+        reactor.readable[conn]()
+        assert host.active is not None and host.active.plan.token == token
+        assert host.conns, "the run's request was reset as a late one"
+        port = http.getsockname()[1]
+        report = {"t": "idle", "run": token, "n": 1, "ev": [], "conns": [[port, len(request), 0]], "timer": 1.0}
+        link.sendall(json.dumps({**report, "jump": True}).encode() + b"\n")
+        time.sleep(0.05)
+        for sock, on_readable in list(reactor.readable.items()):
+            if sock not in (host.http, host.control):
+                on_readable()
+        answer = json.loads(link.makefile().readline())
+        assert answer["t"] == "acted"
+        assert http.recv(100).startswith(b"HTTP/1.1 200")
+    finally:
+        http.close()
+        link.close()
+        host.close()

@@ -72,6 +72,11 @@ class Connections(HostState):
             return True
         stage = self.active
         if conn.requests and stage is None:
+            # The adapter's side wrote its run's begin before the request: on a link not accepted or read yet
+            # (its first run) it is still in the kernel. Read it before taking the request for a late one.
+            self._read_links()
+            stage = self.active
+        if conn.requests and stage is None:
             if not self._awaited(conn):
                 self._reset(conn)  # between runs: a late request of the run that just ended
             return True  # else its run's begin waits for the stage: the request waits with it

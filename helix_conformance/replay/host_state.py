@@ -193,6 +193,9 @@ class HostState:
     def _begin(self, link: LinkConn, message: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    def _read_links(self) -> None:
+        raise NotImplementedError
+
     def _release(self, link: LinkConn) -> None:
         raise NotImplementedError
 

@@ -222,7 +222,9 @@ export class ReplayLink {
     const beyond = delay !== null && this.clock.now() - run.credited + delay >= run.deadline;
     const jump = run.virtual && delay !== null && !pending;
     let answer = await this.ask({ t: 'idle', timer: delay === null ? null : delay / 1000, beyond, jump });
-    if (answer.t === 'quiet' && this.run === run) answer = await this.ask({ t: 'jump', d: answer.d, s: answer.s });
+    if (answer.t === 'quiet' && this.run === run) {
+      answer = (await this.settled()) ? await this.ask({ t: 'jump', d: answer.d, s: answer.s }) : { t: 'acted' };
+    }
     if (this.run !== run) return;
     if (answer.t === 'advanced') {
       if (answer.credit) run.credited += (answer.d ?? 0) * 1000;
@@ -234,6 +236,20 @@ export class ReplayLink {
       this.later(this.backoff);
     }
     // `wait`: nothing until something happens (data from the host, a timer in real time) touches the link
+  }
+
+  /**
+   * Whether nothing happened on the adapter's side in one more turn of the event loop after the host's offer
+   * (as the Python selector waits SETTLE_S): what the host did before it offered, a connection it closed, is in
+   * this process's kernel already, and the adapter must see it before its timers may run ahead of it.
+   * @returns {Promise<boolean>}
+   */
+  async settled() {
+    const seen = this.activity;
+    this.asking = true; // no second check meanwhile: touches only count
+    await new Promise((resolve) => real.setImmediate(resolve));
+    this.asking = false;
+    return this.activity === seen;
   }
 
   /**
