@@ -35,6 +35,7 @@ from helix_conformance.replay.delivery import (
     cut_at_events,
     event_boundaries,
 )
+from helix_conformance.replay.host import Host
 from helix_conformance.replay.host_state import RUN_PREFIX
 from helix_conformance.replay.interactions import CassetteCache, ReplayInteraction, build_interactions
 from helix_conformance.replay.judging import last_text_event, run_scenario, served
@@ -713,8 +714,6 @@ def test_a_request_read_before_its_runs_begin_waits_for_it() -> None:
     first. That request is the coming run's, not a late one of the run before: resetting it left the adapter
     with a request the host had closed, the clock free to jump to its 10 s timeout (a Node flake, 2 CI runs
     in 3)."""
-    from helix_conformance.replay.host import Host
-
     reactor = _OrderedReactor()
     host = Host(reactor, "h")
     token = new_token()
@@ -729,10 +728,18 @@ def test_a_request_read_before_its_runs_begin_waits_for_it() -> None:
         time.sleep(0.05)
         (conn,) = [s for s in reactor.readable if s not in (host.http, host.control)]
         reactor.readable[conn]()
-        assert host.active is not None and host.active.plan.token == token
+        assert host.active is not None
+        assert host.active.plan.token == token
         assert host.conns, "the run's request was reset as a late one"
         port = http.getsockname()[1]
-        report = {"t": "idle", "run": token, "n": 1, "ev": [], "conns": [[port, len(request), 0]], "timer": 1.0}
+        report = {
+            "t": "idle",
+            "run": token,
+            "n": 1,
+            "ev": [],
+            "conns": [[port, len(request), 0]],
+            "timer": 1.0,
+        }
         link.sendall(json.dumps({**report, "jump": True}).encode() + b"\n")
         time.sleep(0.05)
         for sock, on_readable in list(reactor.readable.items()):
