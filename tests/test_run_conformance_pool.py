@@ -58,9 +58,18 @@ def needs_an_sdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[An
     sys.modules.pop("needs_an_sdk_adapter", None)
 
 
+def _failures(report: dict[str, Any]) -> list[str]:
+    """What a red call failed on, for the assertion's message."""
+    return [
+        f"{r['clause']} on {r['scenario']}: {r['message']}"
+        for r in report["results"]
+        if r["outcome"] not in ("passed", "skipped", "not_applicable")
+    ]
+
+
 def test_the_runs_go_to_a_pool_of_the_workers_asked_for_and_it_is_kept() -> None:
     first = run_conformance("openai", scenarios=SCENARIOS, workers=2)
-    assert first["passed"] is True, first["gate_errors"]
+    assert first["passed"] is True, (first["gate_errors"], _failures(first))
     assert first["settings"]["helix_workers"] == {"value": 2, "source": "argument"}
     pool = _pool("openai")
     assert len(pool.slots) == 2
