@@ -69,7 +69,7 @@ def _failures(report: dict[str, Any]) -> list[str]:
 
 def test_the_runs_go_to_a_pool_of_the_workers_asked_for_and_it_is_kept() -> None:
     first = run_conformance("openai", scenarios=SCENARIOS, workers=2)
-    assert first["passed"] is True, (first["gate_errors"], _failures(first))
+    assert first["passed"] is True, "\n\n".join([*first["gate_errors"], *_failures(first)])
     assert first["settings"]["helix_workers"] == {"value": 2, "source": "argument"}
     pool = _pool("openai")
     assert len(pool.slots) == 2
