@@ -713,7 +713,7 @@ def test_a_request_read_before_its_runs_begin_waits_for_it() -> None:
     link is a new connection the host has not accepted yet, and the host's loop may read the HTTP request
     first. That request is the coming run's, not a late one of the run before: resetting it left the adapter
     with a request the host had closed, the clock free to jump to its 10 s timeout (a Node flake, 2 CI runs
-    in 3)."""
+    in 3), and a Python worker's first run without its exchange (HARN-02)."""
     reactor = _OrderedReactor()
     host = Host(reactor, "h")
     token = new_token()
@@ -723,28 +723,27 @@ def test_a_request_read_before_its_runs_begin_waits_for_it() -> None:
     http = socket.create_connection(("127.0.0.1", host.http_port), timeout=5)
     request = REQUEST.replace("TOKEN", token).encode()
     http.sendall(request)
-    try:
-        reactor.readable[host.http]()  # the HTTP listener first, before the link's is looked at
+
+    def read(*listeners: socket.socket) -> None:
         time.sleep(0.05)
-        (conn,) = [s for s in reactor.readable if s not in (host.http, host.control)]
-        reactor.readable[conn]()
-        assert host.active is not None
-        assert host.active.plan.token == token
-        assert host.conns, "the run's request was reset as a late one"
-        port = http.getsockname()[1]
-        report = {
-            "t": "idle",
-            "run": token,
-            "n": 1,
-            "ev": [],
-            "conns": [[port, len(request), 0]],
-            "timer": 1.0,
-        }
-        link.sendall(json.dumps({**report, "jump": True}).encode() + b"\n")
+        for listener in listeners:
+            reactor.readable[listener]()
         time.sleep(0.05)
         for sock, on_readable in list(reactor.readable.items()):
             if sock not in (host.http, host.control):
                 on_readable()
+
+    try:
+        read(host.http)  # the HTTP side first: the link's listener is not looked at yet
+        assert host.active is None
+        assert host.conns, "the run's request was reset as a late one"
+        read(host.control)  # now the link: its begin
+        assert host.active is not None
+        assert host.active.plan.token == token
+        port = http.getsockname()[1]
+        report = {"t": "idle", "run": token, "n": 1, "ev": [], "conns": [[port, len(request), 0]]}
+        link.sendall(json.dumps({**report, "timer": 1.0, "jump": True}).encode() + b"\n")
+        read()
         answer = json.loads(link.makefile().readline())
         assert answer["t"] == "acted"
         assert http.recv(100).startswith(b"HTTP/1.1 200")

@@ -72,14 +72,9 @@ class Connections(HostState):
             return True
         stage = self.active
         if conn.requests and stage is None:
-            # The adapter's side wrote its run's begin before the request: on a link not accepted or read yet
-            # (its first run) it is still in the kernel. Read it before taking the request for a late one.
-            self._read_links()
-            stage = self.active
-        if conn.requests and stage is None:
-            if not self._awaited(conn):
-                self._reset(conn)  # between runs: a late request of the run that just ended
-            return True  # else its run's begin waits for the stage: the request waits with it
+            if self._late(conn):
+                self._reset(conn)  # between runs: a late request of a run that is over
+            return True  # else its run's begin is on its way (over the link, or waiting for its stage)
         if conn.eof:
             self._client_left(conn)
             return True
@@ -89,12 +84,17 @@ class Connections(HostState):
             self._step(stage, conn)
         return True
 
-    def _awaited(self, conn: HttpConn) -> bool:
-        """Whether the connection's first request belongs to a run whose begin waits for its stage (the adapter's
-        side got the run first; resetting the request would fail the run on the harness's own race)."""
+    def _late(self, conn: HttpConn) -> bool:
+        """Whether the connection's first request, read with no run active, belongs to a run that is over.
+        The adapter's side writes a run's begin before its adapter sends anything, but the host may read the
+        request first: the link is a new connection on a process's first run, and the two sockets' bytes may be
+        taken in either order. A request naming a run not known to be over waits for that run's begin (its
+        reports then answer it, or reset it as another run's)."""
         token, _ = strip_run(conn.requests[0][0].target)
-        waiting = [str(w[2].get("run")) for w in self.begin_waits]
-        return token in waiting if token is not None else bool(waiting)
+        if token is not None:
+            return token in self.ended
+        self._read_links()  # no run named: late unless a begin was written before it
+        return self.active is None and not self.begin_waits
 
     def _client_left(self, conn: HttpConn) -> None:
         """The client closed the connection: a response being read or held is closed (AB-02)."""
