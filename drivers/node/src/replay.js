@@ -239,17 +239,16 @@ export class ReplayLink {
   }
 
   /**
-   * Whether nothing happened on the adapter's side in one more turn of the event loop after the host's offer
-   * (as the Python selector waits SETTLE_S): what the host did before it offered, a connection it closed, is in
-   * this process's kernel already, and the adapter must see it before its timers may run ahead of it.
+   * Whether nothing happened on the adapter's side since its report, one more turn of the event loop included
+   * (as the Python selector waits SETTLE_S after an offer): what the host did before it offered, a connection it
+   * closed, is in this process's kernel already, and the adapter must see it before its timers may run ahead.
    * @returns {Promise<boolean>}
    */
   async settled() {
-    const seen = this.activity;
     this.asking = true; // no second check meanwhile: touches only count
     await new Promise((resolve) => real.setImmediate(resolve));
     this.asking = false;
-    return this.activity === seen;
+    return this.activity === this.seen;
   }
 
   /**
