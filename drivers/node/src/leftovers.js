@@ -59,6 +59,35 @@ export class LeftoverWork {
   }
 
   /**
+   * A fake clock's timers (clock.js), which async hooks do not see: the clock tells each new timer here, and
+   * those the adapter created during a run and left live are reported with the run's `end`.
+   * @param {{onAdd: (timer: import('./clock.js').FakeTimer) => void}} clock
+   */
+  watchClock(clock) {
+    /** @type {Map<import('./clock.js').FakeTimer, {run: object, frames: string[]}>} */
+    const created = new Map();
+    clock.onAdd = (timer) => {
+      if (this.active === undefined) return;
+      const frames = creationFrames();
+      while (frames.length > 0 && DRIVER_SOURCES.some((source) => frames[0].includes(source))) frames.shift();
+      if (frames.length === 0 || !isAdapters(frames[0])) return;
+      created.set(timer, { run: this.active, frames });
+    };
+    this.addSource((run) => {
+      /** @type {string[]} */
+      const left = [];
+      for (const [timer, { run: owner, frames }] of created) {
+        if (owner !== run) continue;
+        created.delete(timer);
+        if (!timer.live || timer.internal) continue;
+        const resource = { _idleTimeout: timer.delay, _repeat: timer.repeat, hasRef: () => timer.hasRef() };
+        left.push(describe({ type: 'Timeout', resource, frames }));
+      }
+      return left;
+    });
+  }
+
+  /**
    * Count what is created from now on as `run`'s.
    * @param {object} run
    */
