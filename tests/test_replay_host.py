@@ -337,7 +337,7 @@ class HandLink:
         self.written = self.read = 0
         self.n = 0
         self.buffer = b""
-        self.send({"t": "begin", "run": token})
+        assert self.ask("begin")["t"] == "begun"
 
     def send(self, message: dict[str, Any]) -> None:
         self.link.sendall(json.dumps(message).encode() + b"\n")
@@ -571,15 +571,16 @@ def test_a_begin_that_arrives_after_its_run_was_collected_holds_no_later_run() -
         service.stage(host, StagePlan(late, [served(interaction())], PROFILE.wire))
         link = socket.create_connection(("127.0.0.1", host.control_port), timeout=5)
         for message in (
-            {"t": "begin", "run": early},
+            {"t": "begin", "run": early, "n": 1},
             {"t": "end", "run": early, "ev": []},
-            {"t": "begin", "run": late},
-            {"t": "idle", "run": late, "n": 1, "ev": [], "conns": [], "timer": 1.0, "jump": True},
+            {"t": "begin", "run": late, "n": 2},
+            {"t": "idle", "run": late, "n": 3, "ev": [], "conns": [], "timer": 1.0, "jump": True},
         ):
             link.sendall(json.dumps(message).encode() + b"\n")
         started = time.monotonic()
-        answer = json.loads(link.makefile().readline())
-        assert (answer["n"], answer["t"]) == (1, "quiet")
+        answers = link.makefile()
+        said = [json.loads(answers.readline()) for _ in range(3)]
+        assert [(a["n"], a["t"]) for a in said] == [(1, "over"), (2, "begun"), (3, "quiet")]
         assert time.monotonic() - started < 2
         link.close()
     finally:
@@ -595,16 +596,17 @@ def test_a_begin_whose_stage_never_comes_holds_no_later_run_of_its_link() -> Non
         service.stage(host, StagePlan(late, [served(interaction())], PROFILE.wire))
         link = socket.create_connection(("127.0.0.1", host.control_port), timeout=5)
         for message in (
-            {"t": "begin", "run": lost},
-            {"t": "idle", "run": lost, "n": 1, "ev": [], "conns": [], "timer": 1.0, "jump": True},
-            {"t": "begin", "run": late},
-            {"t": "idle", "run": late, "n": 2, "ev": [], "conns": [], "timer": 1.0, "jump": True},
+            {"t": "begin", "run": lost, "n": 1},
+            {"t": "idle", "run": lost, "n": 2, "ev": [], "conns": [], "timer": 1.0, "jump": True},
+            {"t": "begin", "run": late, "n": 3},
+            {"t": "idle", "run": late, "n": 4, "ev": [], "conns": [], "timer": 1.0, "jump": True},
         ):
             link.sendall(json.dumps(message).encode() + b"\n")
         started = time.monotonic()
         answers = link.makefile()
-        assert json.loads(answers.readline())["t"] == "over"  # the lost run's report: not the host's run
-        assert json.loads(answers.readline())["t"] == "quiet"
+        said = [json.loads(answers.readline()) for _ in range(4)]
+        # the lost run's begin and report: not the host's run
+        assert [(a["n"], a["t"]) for a in said] == [(1, "over"), (2, "over"), (3, "begun"), (4, "quiet")]
         assert time.monotonic() - started < 2
         link.close()
     finally:
@@ -709,17 +711,16 @@ class _OrderedReactor:
 
 
 def test_a_request_read_before_its_runs_begin_waits_for_it() -> None:
-    """The adapter's side writes a run's ``begin`` before its adapter sends anything, but on the first run the
-    link is a new connection the host has not accepted yet, and the host's loop may read the HTTP request
-    first. That request is the coming run's, not a late one of the run before: resetting it left the adapter
-    with a request the host had closed, the clock free to jump to its 10 s timeout (a Node flake, 2 CI runs
-    in 3), and a Python worker's first run without its exchange (HARN-02)."""
+    """The host reads its sockets in any order: a request naming a run not over is the coming run's, not a late
+    one of the run before, even when read before that run's ``begin`` (the adapter's side waits for ``begun``
+    before its adapter sends anything, so only a link that does not wait does this). Resetting it left the
+    adapter with a request the host had closed and its clock free to jump to its 10 s timeout (a Node flake)."""
     reactor = _OrderedReactor()
     host = Host(reactor, "h")
     token = new_token()
     host.stage(StagePlan(token, [served(interaction())], PROFILE.wire))
     link = socket.create_connection(("127.0.0.1", host.control_port), timeout=5)
-    link.sendall(json.dumps({"t": "begin", "run": token}).encode() + b"\n")
+    link.sendall(json.dumps({"t": "begin", "run": token, "n": 0}).encode() + b"\n")
     http = socket.create_connection(("127.0.0.1", host.http_port), timeout=5)
     request = REQUEST.replace("TOKEN", token).encode()
     http.sendall(request)
@@ -744,10 +745,54 @@ def test_a_request_read_before_its_runs_begin_waits_for_it() -> None:
         report = {"t": "idle", "run": token, "n": 1, "ev": [], "conns": [[port, len(request), 0]]}
         link.sendall(json.dumps({**report, "timer": 1.0, "jump": True}).encode() + b"\n")
         read()
-        answer = json.loads(link.makefile().readline())
-        assert answer["t"] == "acted"
+        answers = link.makefile()
+        assert [json.loads(answers.readline())["t"] for _ in range(2)] == ["begun", "acted"]
         assert http.recv(100).startswith(b"HTTP/1.1 200")
     finally:
         http.close()
         link.close()
         host.close()
+
+
+def test_a_run_whose_stage_comes_late_waits_for_it_off_the_adapters_clock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The parent sends a run's stage before the run, but the host may read the run's ``begin`` first and wait
+    for its stage (the service's process not scheduled for a while on a loaded machine). The adapter starts only
+    once the host answers ``begun``: when it started at once, that wait ran on its clock, and its read timeout
+    fired the moment the host answered (HARN-02 on a correct adapter's first run in a pool, 3 CI runs in 5)."""
+    import threading
+
+    from helix_conformance.replay.service import ReplayService
+
+    stage = ReplayService.stage
+    late_by = READ_TIMEOUT + 0.5
+
+    def stage_late(self: ReplayService, host: HostAddress, plan: StagePlan) -> None:
+        threading.Timer(late_by, stage, (self, host, plan)).start()
+
+    monkeypatch.setattr(ReplayService, "stage", stage_late)
+    started = time.monotonic()
+    run, seen = probe_run(stream_with("httpx"), interaction())
+    assert "error" not in seen, seen
+    assert b"".join(seen["pieces"]) == BODY
+    assert not run.setup_error
+    assert time.monotonic() - started >= late_by
+
+
+def test_a_run_whose_stage_never_comes_is_the_harnesss_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run the host cannot begin (its stage lost: here, collected before the run began) is not started and
+    not blamed on the adapter: its setup error says the replay failed."""
+    from helix_conformance.replay.service import ReplayService
+
+    def stage_then_collect(self: ReplayService, host: HostAddress, plan: StagePlan) -> None:
+        self._write(("stage", host.id, plan))
+        # its record comes back at once; the run's own collect takes it
+        self._write(("collect", host.id, plan.token, 0.0))
+
+    monkeypatch.setattr(ReplayService, "stage", stage_then_collect)
+    run, seen = probe_run(stream_with("httpx"), interaction())
+    assert seen == {}, "the adapter ran"
+    assert run.setup_error is not None
+    assert run.setup_error.startswith("helix-conformance's replay failed (a harness bug)")
+    assert "never received the run's stage" in run.setup_error

@@ -122,8 +122,7 @@ class Host(Connections, Delivery, Lockstep):
     def fire_due(self) -> None:
         now = time.monotonic()
         for wait in [w for w in self.begin_waits if w[0] <= now]:
-            self.begin_waits.remove(wait)
-            self._release(wait[1])
+            self._give_up_waiting(wait[1])
         for token, deadline in list(self.collect_waits.items()):
             if deadline <= now:
                 self._end(token, by_adapter=False)

@@ -133,10 +133,16 @@ class Lockstep(HostState):
             self._drop_link(link)
 
     def _begin(self, link: LinkConn, message: dict[str, Any]) -> None:
+        """Make the run active and answer ``begun``: the adapter's side starts its adapter only then, so the host
+        knows the run before any of its bytes, and no wait for a stage is counted on the run's clock. A stage
+        not here yet is on its way from the parent (it is sent before the run): the begin waits for it, up to
+        ``BEGIN_WAIT_S``, then is answered ``over``, as at once for a run already collected."""
         token = str(message.get("run"))
         plan = self.staged.pop(token, None)
         if plan is None:
-            if token not in self.ended:  # the parent's stage is on its way: hold what follows until it comes
+            if token in self.ended:
+                self._send(link, {"t": "over", "n": message.get("n")})
+            else:  # the parent's stage is on its way: hold what follows until it comes
                 self.begin_waits.append((time.monotonic() + BEGIN_WAIT_S, link, message))
                 link.held = []
             return
@@ -148,11 +154,14 @@ class Lockstep(HostState):
         self.active = stage
         if plan.abort_before:
             stage.add("abort", name="before")
+        self._send(link, {"t": "begun", "n": message.get("n")})
         self._release(link)
 
     def _give_up_waiting(self, link: LinkConn) -> None:
-        """Stop waiting for the stage of the run the link began: what it held is answered ``over``."""
-        self.begin_waits = [w for w in self.begin_waits if w[1] is not link]
+        """Stop waiting for the stage of the run the link began: the begin and what it held are answered ``over``."""
+        for wait in [w for w in self.begin_waits if w[1] is link]:
+            self.begin_waits.remove(wait)
+            self._send(link, {"t": "over", "n": wait[2].get("n")})
         self._release(link)
 
     def _release(self, link: LinkConn) -> None:

@@ -23,6 +23,7 @@ from .delivery import EventPlan
 from .interactions import ReplayInteraction
 from .link import LinkAddress
 from .runner import (
+    HARNESS_FAILED,
     THREAD_GRACE_S,
     AdapterJob,
     RunOptions,
@@ -244,5 +245,5 @@ def _harness_failed(
     from .trace import Trace
 
     run = ScenarioRun(options=options, trace=Trace(), interactions=interactions)
-    run.setup_error = f"helix-conformance's replay failed (a harness bug, not the adapter): {exc}"
+    run.setup_error = f"{HARNESS_FAILED}: {exc}"
     return run

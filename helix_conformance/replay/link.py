@@ -274,16 +274,12 @@ class Link:
 
     # --- one run ---
 
-    def begin(self, token: str, trace: Trace) -> None:
-        """Name the run the next reports are about; not answered (the host holds what follows until the
-        run's stage has arrived)."""
+    def begin(self, token: str, trace: Trace) -> Answer:
+        """Name the run the next reports are about, and wait until the host has it: ``begun``, else ``over``
+        (its stage never came) or ``lost``. The adapter starts only after, so its clock does not run while the
+        host waits for the run's stage."""
         self.token, self.trace, self.reported = token, trace, 0
-        with self.lock:
-            if not self.broken:
-                try:
-                    self._write({"t": "begin", "run": token})
-                except OSError:
-                    self.broken = True
+        return self._ask({"t": "begin", "run": token})
 
     def idle(
         self,
@@ -329,7 +325,10 @@ class Link:
         """The run is over on the adapter's side: its last events, then no more reports."""
         with self.lock:
             if not self.broken:
-                self._write({"t": "end", "run": self.token, "ev": self._marks()})
+                try:
+                    self._write({"t": "end", "run": self.token, "ev": self._marks()})
+                except OSError:
+                    self.broken = True
         self.token, self.trace = "", None
 
     # --- the wire ---

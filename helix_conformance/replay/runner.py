@@ -54,6 +54,8 @@ callback fired a little after the return is seen (STR-07); conforming adapters l
 LATE_THREAD_POLL_S = 0.005
 """How often the loop looks whether the threads left at work after the return have ended."""
 THREAD_GRACE_S = 2.0
+HARNESS_FAILED = "helix-conformance's replay failed (a harness bug)"
+"""How a run the harness could not replay starts its ``setup_error``: never the adapter's failure."""
 ADAPTER_TIMEOUT_SHARE = 0.2
 """``AdapterContext.timeout`` in replay: this share of the scenario's limit (--helix-timeout), so a stall the
 adapter's own read timeout ends is over well before the harness gives up on the step (NT-04, HARN-03)."""
@@ -251,10 +253,17 @@ def run_adapter(job: AdapterJob, spec: AdapterSpec) -> ScenarioRun:
     )
     try:
         link = link_to(job.link)
+        begun = link.begin(job.link.token, trace)
+        if begun.kind == "lost":  # a link the host closed since this process's last run: once more, anew
+            link = link_to(job.link)
+            begun = link.begin(job.link.token, trace)
     except OSError as exc:
-        run.setup_error = f"the harness could not reach its replay host: {exc}"
+        run.setup_error = f"{HARNESS_FAILED}: the harness could not reach its replay host: {exc}"
         return run
-    link.begin(job.link.token, trace)
+    if begun.kind != "begun":
+        why = "never received the run's stage" if begun.kind == "over" else f"answered {begun.kind!r}"
+        run.setup_error = f"{HARNESS_FAILED}: the replay host {why} when the run began"
+        return run
     redirect = Redirect(job.link.http_port, job.link.token)
     try:
         with provider_keys_hidden((spec.api_key_env,)), counting(job.link.http_port):

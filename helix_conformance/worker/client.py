@@ -24,7 +24,7 @@ from ..contract import AdapterContext, AdapterSpec, LLMAdapter
 from ..profiles.base import WireProfile
 from ..replay.interactions import ReplayInteraction
 from ..replay.judging import Staged, assemble, collect, stage_run
-from ..replay.runner import THREAD_GRACE_S, RunOptions, ScenarioRun
+from ..replay.runner import HARNESS_FAILED, THREAD_GRACE_S, RunOptions, ScenarioRun
 from ..replay.service import HostAddress, ReplayServiceError, replay_service
 from ..replay.trace import Trace
 from ..scenarios.model import Scenario
@@ -524,9 +524,7 @@ def harness_failed(
     options: RunOptions, interactions: list[ReplayInteraction], started: float, exc: Exception
 ) -> ScenarioRun:
     """The judging side's own replay failed: a harness bug, never the adapter's."""
-    return lost_run(
-        options, interactions, started, setup=f"helix-conformance's replay failed (a harness bug): {exc}"
-    )
+    return lost_run(options, interactions, started, setup=f"{HARNESS_FAILED}: {exc}")
 
 
 def garbled(what: str) -> AdapterProcessGarbled:

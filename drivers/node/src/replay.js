@@ -93,22 +93,30 @@ export class ReplayLink {
   }
 
   /**
-   * Connect to the host's link port (once per host), then name the run (not answered).
+   * Connect to the host's link port (once per host), then name the run and wait until the host has it: the
+   * adapter starts only after, so its clock does not run while the host waits for the run's stage.
    * @param {{controlPort: number, httpPort: number, token: string, virtualTime?: boolean}} replay
    * @param {() => void} onAbort the host's abort plan fired
    * @param {() => void} [onCancel] the host's cancel point (NT-03) was reached
+   * @returns {Promise<string>} the host's answer: `begun`, else `over` (its stage never came) or `lost`
    */
   async begin(replay, onAbort, onCancel = () => {}) {
-    if (this.control === undefined || this.control.destroyed || this.controlPort !== replay.controlPort) {
-      this.control?.destroy();
-      this.control = await this.connect(replay.controlPort);
-      this.controlPort = replay.controlPort;
+    let answer = 'lost';
+    for (let attempt = 0; attempt < 2 && answer === 'lost'; attempt += 1) {
+      // a link the host closed since this process's last run: once more, on a new connection
+      if (attempt > 0 || this.control === undefined || this.control.destroyed || this.controlPort !== replay.controlPort) {
+        this.control?.destroy();
+        this.control = await this.connect(replay.controlPort);
+        this.controlPort = replay.controlPort;
+      }
+      this.marks = [];
+      this.run = { token: replay.token, httpPort: replay.httpPort, virtual: replay.virtualTime !== false, deadline: Infinity, credited: 0, onAbort, onCancel };
+      this.clock.leaveOffLoad = this.run.virtual; // --helix-real-time: the wall clock, load and all
+      answer = (await this.ask({ t: 'begin' })).t;
     }
-    this.marks = [];
-    this.run = { token: replay.token, httpPort: replay.httpPort, virtual: replay.virtualTime !== false, deadline: Infinity, credited: 0, onAbort, onCancel };
-    this.clock.leaveOffLoad = this.run.virtual; // --helix-real-time: the wall clock, load and all
-    this.write({ t: 'begin', run: replay.token });
-    this.touch();
+    if (answer !== 'begun') this.run = undefined;
+    else this.touch();
+    return answer;
   }
 
   /**

@@ -8,6 +8,8 @@ import { buildInput, snapshotInput } from './input.js';
 
 /** The name of NT-03's abort, on the channel (`abort_sent`) and the link (worker/driver.py says the same). */
 const CANCELLED_BY_HARNESS = 'cancelled by the harness';
+/** How a run the harness could not replay starts its setup error (replay/runner.py HARNESS_FAILED). */
+const HARNESS_FAILED = "helix-conformance's replay failed (a harness bug)";
 /** Event-loop turns watched after the last return, so a callback fired by leftover work is reported (STR-07). */
 const LATE_TURNS = 8;
 
@@ -34,7 +36,7 @@ export async function executeRun(message, loaded, send, state, link) {
   const replay = message.replay;
   if (replay) {
     // The run's HTTP goes to its replay host; the link tells it when the adapter is idle (replay.js).
-    await link.begin(
+    const begun = await link.begin(
       replay,
       () => {
         if (controller && !controller.signal.aborted) controller.abort(abortReason('aborted by the harness mid-stream'));
@@ -48,6 +50,11 @@ export async function executeRun(message, loaded, send, state, link) {
         controller.abort(abortReason('aborted by the harness mid-stream'));
       },
     );
+    if (begun !== 'begun') {
+      const why = begun === 'over' ? "never received the run's stage" : `answered '${begun}'`;
+      finish(send, state, id, { setupError: `${HARNESS_FAILED}: the replay host ${why} when the run began` });
+      return;
+    }
   }
   let seq = 0;
   let textDeltas = 0;

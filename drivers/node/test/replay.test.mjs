@@ -38,7 +38,8 @@ test('a jump offered after the host closed a connection is not taken before the 
           accepted[0].resetAndDestroy(); // the host drops the adapter's connection...
           await sleep(50); // (the reset is in the adapter's kernel by now)
           answer({ t: 'quiet', n: message.n, d: 5, s: 0 }); // ...and then offers a jump
-        } else if (message.t === 'jump') answer({ t: 'advanced', n: message.n, d: message.d });
+        } else if (message.t === 'begin') answer({ t: 'begun', n: message.n });
+        else if (message.t === 'jump') answer({ t: 'advanced', n: message.n, d: message.d });
         else if (message.t === 'idle') answer({ t: 'wait', n: message.n });
       }
     });
@@ -48,7 +49,7 @@ test('a jump offered after the host closed a connection is not taken before the 
   const clock = new VirtualClock();
   const link = new ReplayLink(clock);
   try {
-    await link.begin({ controlPort, httpPort, token: 'run' }, () => {});
+    assert.equal(await link.begin({ controlPort, httpPort, token: 'run' }, () => {}), 'begun');
     const client = net.connect({ port: httpPort, host: '127.0.0.1' }); // counted by the link
     client.on('error', () => {});
     for (let i = 0; i < 100 && said.filter((t) => t === 'idle').length < 2; i += 1) await sleep(20);
@@ -60,5 +61,33 @@ test('a jump offered after the host closed a connection is not taken before the 
     http.close();
     control.close();
     for (const socket of accepted) socket.destroy();
+  }
+});
+
+test('a run the host does not take is not begun, and a link the host closed is made again once', async () => {
+  let connections = 0;
+  const control = net.createServer((socket) => {
+    connections += 1;
+    if (connections === 1) {
+      socket.destroy(); // the host closed the link before the run's begin
+      return;
+    }
+    socket.setEncoding('utf8');
+    socket.on('data', (data) => {
+      for (const line of String(data).split('\n').filter(Boolean)) {
+        const message = JSON.parse(line);
+        if (message.t === 'begin') socket.write(`${JSON.stringify({ t: 'over', n: message.n })}\n`);
+      }
+    });
+  });
+  const controlPort = await listen(control);
+  const link = new ReplayLink(new VirtualClock());
+  try {
+    assert.equal(await link.begin({ controlPort, httpPort: 1, token: 'run' }, () => {}), 'over');
+    assert.equal(connections, 2);
+    assert.equal(link.run, undefined);
+  } finally {
+    link.control?.destroy();
+    control.close();
   }
 });
