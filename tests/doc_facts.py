@@ -351,6 +351,11 @@ FACTS: list[Fact] = [
     ),
     Fact(
         "docs/worker-protocol.md",
+        r"`BEGIN_WAIT_S`\s+\((\d+) s\)",
+        _const("helix_conformance.replay.host_state", "BEGIN_WAIT_S"),
+    ),
+    Fact(
+        "docs/worker-protocol.md",
         r"`UNLINKED_AFTER_REPORTS` \((\d+)\)",
         _const("helix_conformance.replay.host_state", "UNLINKED_AFTER_REPORTS"),
     ),
