@@ -350,6 +350,11 @@ FACTS: list[Fact] = [
         _const("helix_conformance.replay.host_state", "BARRIER_PATIENCE_S"),
     ),
     Fact(
+        "README.md",
+        r"in at most (\d+) more runs of the adapter",
+        _const("helix_conformance.checks.generated", "SHRINK_RUNS"),
+    ),
+    Fact(
         "docs/worker-protocol.md",
         r"`BEGIN_WAIT_S`\s+\((\d+) s\)",
         _const("helix_conformance.replay.host_state", "BEGIN_WAIT_S"),

@@ -56,6 +56,22 @@ def test_the_failure_prints_a_shrunk_input_that_reproduces_it() -> None:
     assert len(messages) <= 3, "shrunk"
 
 
+def test_shrinking_stops_at_its_budget_and_still_reports_an_input_that_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each shrinking step is a run of the adapter (tens of milliseconds through a driver): past the budget the
+    smallest failing input found so far is reported, never one the adapter did not fail on."""
+    from helix_conformance.checks import generated
+
+    monkeypatch.setattr(generated, "SHRINK_RUNS", 0)
+    broken = next(b for b in GENERATED_ONLY if b.name == "html_escapes_text")
+    failure = _failures(broken, generated_only=True)[0]
+    assert "in at most 0 runs" in failure.details
+    messages = eval(failure.details.split("reproduce:\n", 1)[1].removeprefix("messages="))
+    assert any(c in m.content for m in messages for c in "&<>"), "the input reported is one that failed"
+    assert len(messages) > 3, "not shrunk: the budget was spent before the first step"
+
+
 def test_generated_inputs_are_the_same_every_run() -> None:
     broken = next(b for b in GENERATED_ONLY if b.name == "drops_nested_history_arguments")
     first, again = (_failures(broken, generated_only=True)[0] for _ in range(2))

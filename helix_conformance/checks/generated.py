@@ -22,6 +22,11 @@ from .registry import Check, CheckFailed, NotApplicable, fail, load_all_checks, 
 
 TOOLS = (GET_WEATHER, SEARCH_DOCS)
 GENERATED_EXAMPLES_FACTOR = 5
+SHRINK_RUNS = 24
+"""Adapter runs one exploration may spend shrinking a failing input: each new input is a run (tens of milliseconds
+through a driver), and Hypothesis may try a hundred. Past it, inputs not run yet count as passing, so the smallest
+failing input found so far is reported: always one the adapter failed on. A count, not a time, so a gate reports
+the same input on every machine."""
 """Generated inputs per clause, as a multiple of --helix-examples (default 5: 25 inputs)."""
 
 # --- random histories (MSG-01..05) -----------------------------------------------------------------
@@ -201,7 +206,7 @@ def judge_generated(check: Check, ctx: CheckContext) -> None:
         fail(
             ctx,
             f"on a generated input: {message}",
-            details=f"shrunk by Hypothesis; paste it into a test to reproduce:\n{given}",
+            details=f"shrunk by Hypothesis (in at most {SHRINK_RUNS} runs); paste it into a test to reproduce:\n{given}",
         )
 
 
@@ -213,8 +218,14 @@ def _explore(ctx: CheckContext, clauses: tuple[str, ...]) -> dict[str, str]:
     registry = load_all_checks()
     checks = [registry[c] for c in clauses if not base.profile.clause_skip_reason(c)]
     reports: dict[str, str] = {}
+    shrink_runs = 0
 
     def probe(variant: Scenario) -> str | None:
+        nonlocal shrink_runs
+        if reports and _key(variant) not in base.variants:  # a new input after a failure: a shrinking step
+            if shrink_runs >= SHRINK_RUNS:
+                return None
+            shrink_runs += 1
         found = {}
         for check in checks:
             if not check.applies(variant, base.profile):
@@ -262,12 +273,17 @@ def _examples(base: ScenarioSession) -> int:
     return GENERATED_EXAMPLES_FACTOR * base.settings.examples
 
 
-def _session_of(base: ScenarioSession, variant: Scenario) -> ScenarioSession:
-    """One run per distinct input, shared by the clauses judged on it."""
+def _key(variant: Scenario) -> str:
+    """What tells one generated input from another (its run is shared by the clauses judged on it)."""
     schemas = [
         t.input_schema if isinstance(t.input_schema, dict) else t.input_schema.__name__ for t in variant.tools
     ]
-    key = repr((variant.messages, [(t.name, t.strict) for t in variant.tools], schemas))
+    return repr((variant.messages, [(t.name, t.strict) for t in variant.tools], schemas))
+
+
+def _session_of(base: ScenarioSession, variant: Scenario) -> ScenarioSession:
+    """One run per distinct input, shared by the clauses judged on it."""
+    key = _key(variant)
     if key not in base.variants:
         base.variants[key] = ScenarioSession(variant, base.profile, base.spec, base.cassettes, base.settings)
     return base.variants[key]
