@@ -14,7 +14,13 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from helix_conformance.checks.context import HarnessSettings
-from helix_conformance.checks.properties import DERANDOMIZED_SEED, _search, examples_of, falsify
+from helix_conformance.checks.properties import (
+    DERANDOMIZED_SEED,
+    StopSearch,
+    _search,
+    examples_of,
+    falsify,
+)
 
 
 def _ctx(clause: str = "STR-10", **harness: Any) -> Any:
@@ -55,6 +61,24 @@ def test_a_drawn_example_that_fails_is_reported_even_if_the_search_does_not_meet
         return "broke on the first draw" if len(calls) == 1 else None
 
     assert falsify(_ctx("NT-02", examples=5), st.integers(0, 1000), probe) == "broke on the first draw"
+
+
+def test_a_probe_that_stops_the_search_leaves_its_last_report_standing() -> None:
+    """A shrinking budget spent (generated.SHRINK_RUNS) ends the search at once, with the smallest failing value
+    reported so far; Hypothesis does not take the stop for a failure to shrink."""
+    failed: list[list[int]] = []
+
+    def probe(cuts: list[int]) -> str | None:
+        if len(cuts) <= 2:
+            return None
+        if len(failed) == 3:
+            raise StopSearch
+        failed.append(cuts)
+        return f"{cuts}"
+
+    report = falsify(_ctx(examples=20), st.lists(st.integers(0, 100)), probe)
+    assert report == f"{failed[-1]}"
+    assert len(failed) == 3
 
 
 STRATEGY = st.lists(st.one_of(st.text(max_size=12), st.integers(-(10**6), 10**6)), max_size=4)

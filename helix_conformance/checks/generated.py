@@ -17,16 +17,16 @@ from ..contract import AssistantMessage, SystemMessage, Tool, ToolCallInfo, Tool
 from ..scenarios.fixtures import GET_WEATHER, SEARCH_DOCS
 from ..scenarios.model import Scenario
 from .context import CheckContext, ScenarioSession
-from .properties import examples_of, falsify
+from .properties import StopSearch, examples_of, falsify
 from .registry import Check, CheckFailed, NotApplicable, fail, load_all_checks, own_error
 
 TOOLS = (GET_WEATHER, SEARCH_DOCS)
 GENERATED_EXAMPLES_FACTOR = 5
 SHRINK_RUNS = 24
 """Adapter runs one exploration may spend shrinking a failing input: each new input is a run (tens of milliseconds
-through a driver), and Hypothesis may try a hundred. Past it, inputs not run yet count as passing, so the smallest
-failing input found so far is reported: always one the adapter failed on. A count, not a time, so a gate reports
-the same input on every machine."""
+through a driver), and Hypothesis may try a hundred. Then the search stops, and the smallest failing input found so
+far is reported: always one the adapter failed on. A count, not a time, so a gate reports the same input on every
+machine."""
 """Generated inputs per clause, as a multiple of --helix-examples (default 5: 25 inputs)."""
 
 # --- random histories (MSG-01..05) -----------------------------------------------------------------
@@ -224,7 +224,7 @@ def _explore(ctx: CheckContext, clauses: tuple[str, ...]) -> dict[str, str]:
         nonlocal shrink_runs
         if reports and _key(variant) not in base.variants:  # a new input after a failure: a shrinking step
             if shrink_runs >= SHRINK_RUNS:
-                return None
+                raise StopSearch
             shrink_runs += 1
         found = {}
         for check in checks:

@@ -21,6 +21,11 @@ DERANDOMIZED_SEED = 0x48454C4958
 source, parsed again on every call (a third of the property clauses' cost); a constant is as repeatable."""
 
 
+class StopSearch(BaseException):
+    """Raised by a probe to end the search now (a shrinking budget spent): the last problem it reported stands.
+    A BaseException, as KeyboardInterrupt, so Hypothesis does not take it for a failure of the input to shrink."""
+
+
 def falsify(
     ctx: CheckContext,
     strategy: st.SearchStrategy[T],
@@ -86,6 +91,8 @@ def _search(
             test()
     except AssertionError:
         return reports[-1] if reports else "a counterexample was found but not reported"
+    except StopSearch:  # the probe's last report is the smallest input it failed on so far
+        return reports[-1] if reports else None
     except Flaky:  # the input failed, then passed when replayed: the first failure is the finding
         return f"{reports[0]} (the same input did not fail again when replayed)" if reports else None
     return None
