@@ -33,6 +33,8 @@ export class LeftoverWork {
     this.active = undefined;
     /** @type {Array<(run: object) => string[]>} */
     this.sources = [];
+    // `init` alone: a `destroy` hook makes Node track the end of every promise (a weak callback each), a fifth
+    // of a stream-heavy SDK's time; a timer or immediate that ran or was cleared says so (`_destroyed`) at `end`.
     this.hook = async_hooks.createHook({
       init: (asyncId, type, _trigger, resource) => {
         if (this.active === undefined || !TRACKED.has(type)) return;
@@ -40,10 +42,6 @@ export class LeftoverWork {
         if (frames.length === 0 || !isAdapters(frames[0])) return;
         this.live.set(asyncId, { type, resource, frames });
         this.runOf.set(asyncId, this.active);
-      },
-      destroy: (asyncId) => {
-        this.live.delete(asyncId);
-        this.runOf.delete(asyncId);
       },
     });
     this.hook.enable();
@@ -68,8 +66,7 @@ export class LeftoverWork {
     const created = new Map();
     clock.onAdd = (timer) => {
       if (this.active === undefined) return;
-      const frames = creationFrames();
-      while (frames.length > 0 && DRIVER_SOURCES.some((source) => frames[0].includes(source))) frames.shift();
+      const frames = creationFrames(true); // the fake clock's own frames first: the driver's
       if (frames.length === 0 || !isAdapters(frames[0])) return;
       created.set(timer, { run: this.active, frames });
     };
@@ -128,13 +125,39 @@ function describe({ type, resource, frames }) {
   return `${what}, created at ${shown.join(' < ')}`;
 }
 
-/** The frames below the timer machinery and this module: the first is the code that scheduled it. */
-function creationFrames() {
-  const stack = new Error().stack?.split('\n').slice(1) ?? [];
-  const self = DRIVER_SOURCES.map((source) => `${source}leftovers.js`);
-  return stack
-    .map((line) => line.trim().replace(/^at /, ''))
-    .filter((frame) => !TIMER_MACHINERY.test(frame) && !self.some((file) => frame.includes(file)));
+const SELF = DRIVER_SOURCES.map((source) => `${source}leftovers.js`);
+
+/**
+ * The frames below the timer machinery and this module: the first is the code that scheduled it. Taken as call
+ * sites, not a formatted stack (formatting every timer's stack was a tenth of a stream-heavy SDK's time), and
+ * none when the first is not the adapter's: the rest is formatted only for work the adapter may leave behind.
+ * @param {boolean} [belowDriver] skip the driver's frames on top (a fake clock's timer is made in clock.js)
+ * @returns {string[]}
+ */
+function creationFrames(belowDriver = false) {
+  const saved = Error.prepareStackTrace;
+  /** @type {{stack?: unknown}} */
+  const holder = {};
+  /** @type {unknown} */
+  let taken;
+  try {
+    Error.prepareStackTrace = (_error, sites) => sites;
+    Error.captureStackTrace(holder, creationFrames);
+    taken = holder.stack; // formatted when first read: while the call sites are what it gives
+  } finally {
+    Error.prepareStackTrace = saved;
+  }
+  const sites = Array.isArray(taken) ? taken : [];
+  /** @type {string[]} */
+  const frames = [];
+  for (const site of sites) {
+    const frame = String(site);
+    if (TIMER_MACHINERY.test(frame) || SELF.some((file) => frame.includes(file))) continue;
+    if (frames.length === 0 && belowDriver && DRIVER_SOURCES.some((source) => frame.includes(source))) continue;
+    if (frames.length === 0 && !isAdapters(frame)) return [frame];
+    frames.push(frame);
+  }
+  return frames;
 }
 
 /**
