@@ -1,2 +1,1 @@
-"""The replay: cassettes, the replay host and its service (the judging side), the link and the transport seam
-(the adapter's side), delivery plans, faults, the trace, virtual time."""
+"""The replay engine: cassettes, interception of httpx/httpx2, delivery plans, faults and the trace."""
