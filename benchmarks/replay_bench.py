@@ -52,7 +52,8 @@ def restream_time(events: int, plan: Any) -> tuple[int, float]:
     """Events served and the wall time of one run re-streaming them under ``plan``."""
     from helix_conformance.profiles import get_profile
     from helix_conformance.replay.interactions import ReplayInteraction
-    from helix_conformance.replay.runner import RunOptions, run_scenario
+    from helix_conformance.replay.judging import run_scenario
+    from helix_conformance.replay.runner import RunOptions
     from helix_conformance.scenarios import get_scenario
 
     profile = get_profile("openai-chat")

@@ -210,11 +210,6 @@ FACTS: list[Fact] = [
     Fact("README.md", r"default \d+; above (0) and at most", lambda: "0"),
     Fact("README.md", r"and at most (\d+)\)", _const("helix_conformance.settings", "MAX_TIMEOUT_S")),
     Fact(
-        "README.md",
-        r"in at most (\d+) more runs of the adapter",
-        _const("helix_conformance.checks.generated", "SHRINK_RUNS"),
-    ),
-    Fact(
         "README.md", r"how deep the generated checks go \(default (\d+)\)", _option_default("helix-examples")
     ),
     Fact(
@@ -266,11 +261,6 @@ FACTS: list[Fact] = [
     Fact("docs/writing-an-adapter.md", r"a fifth of `--helix-timeout`, (\d+) s\)", _read_timeout_share),
     # docs/ci.md
     Fact("docs/ci.md", r"the official\s+SDKs default to (\d+) s", _openai_sdk_timeout),
-    Fact(
-        "docs/ci.md",
-        r"after at most (\d+(?:\.\d+)?) s",
-        _const("helix_conformance.replay.transport", "STALL_FAST_FORWARD_S"),
-    ),
     # docs/recording.md
     Fact(
         "docs/recording.md",
@@ -351,48 +341,38 @@ FACTS: list[Fact] = [
     ),
     Fact(
         "docs/worker-protocol.md",
-        r"the server pauses (\d+) ms",
-        _ms_of("helix_conformance.replay.server", "PACE_S"),
+        r"the host\s+pauses (\d+) ms",
+        _ms_of("helix_conformance.replay.host_state", "PACE_S"),
+    ),
+    Fact(
+        "docs/worker-protocol.md",
+        r"`BARRIER_PATIENCE_S` \((\d+) s, real\)",
+        _const("helix_conformance.replay.host_state", "BARRIER_PATIENCE_S"),
+    ),
+    Fact(
+        "README.md",
+        r"in at most (\d+) more runs of the adapter",
+        _const("helix_conformance.checks.generated", "SHRINK_RUNS"),
+    ),
+    Fact(
+        "docs/worker-protocol.md",
+        r"`BEGIN_WAIT_S`\s+\((\d+) s\)",
+        _const("helix_conformance.replay.host_state", "BEGIN_WAIT_S"),
+    ),
+    Fact(
+        "docs/worker-protocol.md",
+        r"`UNLINKED_AFTER_REPORTS` \((\d+)\)",
+        _const("helix_conformance.replay.host_state", "UNLINKED_AFTER_REPORTS"),
     ),
     Fact(
         "docs/worker-protocol.md",
         r"still open after (\d+)% of",
-        _percent("helix_conformance.replay.server", "STALL_EXPIRY_SHARE"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"(?m)^\s*(\d+) ms \(at most \d+ ms\)",
-        _ms_of("helix_conformance.replay.server", "SETTLE_S"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"\(at most (\d+) ms\)",
-        _ms_of("helix_conformance.replay.server", "SETTLE_MAX_S"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"or after (\d+) s\s+without it",
-        _const("helix_conformance.worker.driver", "ABORT_ACK_S"),
+        _percent("helix_conformance.replay.stage", "STALL_EXPIRY_SHARE"),
     ),
     Fact(
         "docs/worker-protocol.md",
         r"trickle at (\d+) ms each",
-        _ms_of("helix_conformance.replay.transport", "SLOW_AFTER_ABORT_S"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"in the trace, for at most (\d+) s",
-        _const("helix_conformance.replay.server", "HOLD_S"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"the chunk goes out after (\d+) s",
-        _const("helix_conformance.replay.server", "HOLD_S"),
-    ),
-    Fact(
-        "docs/worker-protocol.md",
-        r"a buffering one (\d+) s per such run",
-        _const("helix_conformance.replay.server", "HOLD_S"),
+        _ms_of("helix_conformance.replay.stage", "SLOW_AFTER_ABORT_S"),
     ),
     Fact("docs/worker-protocol.md", r"`AdapterContext\.timeout` \((\d+) s by default\)", _read_timeout_share),
     # docs/speed.md
@@ -405,7 +385,7 @@ FACTS: list[Fact] = [
     Fact(
         "docs/speed.md",
         r"the loop waits (\d+) ms for real",
-        _ms_of("helix_conformance.replay.clock", "SETTLE_S"),
+        _ms_of("helix_conformance.replay.virtual_sleep", "SETTLE_S"),
     ),
     Fact(
         "docs/speed.md",
@@ -413,12 +393,14 @@ FACTS: list[Fact] = [
         _const("helix_conformance.replay.runner", "THREAD_GRACE_S"),
     ),
     Fact(
-        "docs/speed.md", r"looks again after (\d+) ms", _ms_of("helix_conformance.replay.clock", "SETTLE_S")
+        "docs/speed.md",
+        r"looks again after (\d+) ms",
+        _ms_of("helix_conformance.replay.virtual_sleep", "SETTLE_S"),
     ),
     Fact(
         "docs/speed.md",
         r"up to (\d+) ms, and skips",
-        _ms_of("helix_conformance.replay.clock", "SLEEP_RECHECK_MAX_S"),
+        _ms_of("helix_conformance.replay.virtual_sleep", "SLEEP_RECHECK_MAX_S"),
     ),
     Fact(
         "docs/speed.md",
@@ -428,7 +410,7 @@ FACTS: list[Fact] = [
     Fact(
         "docs/speed.md",
         r"polls once in (\d+) busy turns",
-        _const("helix_conformance.replay.clock", "POLL_EVERY_BUSY_TURNS"),
+        _const("helix_conformance.replay.virtual_selector", "POLL_EVERY_BUSY_TURNS"),
     ),
     # docs/contract.md
     Fact("docs/contract.md", r"(\d+) clauses in\s+\d+ areas", _clauses_in(None)),

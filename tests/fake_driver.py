@@ -1,8 +1,9 @@
 """A protocol-v2 driver written in Python, so the driver protocol is tested without Node.
 
 It runs a real Python adapter (``hello.adapter`` = ``NAME`` or ``NAME#MODE``, NAME as on --adapter; when hello
-names nothing, as for ``--adapter=cmd:...``, the ``--adapter NAME`` of its command line) against the replay server
-over HTTP, and speaks exactly what docs/worker-protocol.md (version 2) says a driver speaks.
+names nothing, as for ``--adapter=cmd:...``, the ``--adapter NAME`` of its command line) against its replay host
+over HTTP, with the Python link (replay/link.py) on a virtual-time loop, and speaks exactly what
+docs/worker-protocol.md (version 2) says a driver speaks.
 Modes break it on purpose: ``dies`` (exits after the first callback), ``hangs`` (never answers the run),
 ``garbage`` (writes a line that is not JSON), ``invalid`` (returns a result RES-01 must reject), ``buffers``
 (reports every callback only once the step returned: STR-02 must fail), ``loadfail`` (hello fails). ``meets``
@@ -33,6 +34,10 @@ from helix_conformance.contract import (
     Message,
     Tool,
 )
+from helix_conformance.replay.clock import VirtualTimeLoop
+from helix_conformance.replay.idle_threads import waits_for_others
+from helix_conformance.replay.link import LinkAddress, counting, link_to
+from helix_conformance.replay.trace import Trace
 
 LOCK = threading.Lock()
 OUT = -1
@@ -42,6 +47,10 @@ def send(message_type: str, **fields: Any) -> None:
     line = json.dumps({"v": 2, "type": message_type, **fields}, default=str) + "\n"
     with LOCK:
         os.write(OUT, line.encode())
+
+
+def snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
 
 
 def camel(name: str) -> str:
@@ -81,7 +90,8 @@ class Driver:
     def __init__(self) -> None:
         self.spec: Any = None
         self.mode = ""
-        self.loop = asyncio.new_event_loop()
+        self.loop = VirtualTimeLoop()
+        self.loop.virtual = False  # no jumps but a run's, granted by its host
         self.controllers: dict[Any, AbortController] = {}
 
     def hello(self, msg: dict[str, Any]) -> None:
@@ -103,7 +113,7 @@ class Driver:
                    "servers": sorted(spec.servers)})  # fmt: skip
 
     async def run(self, msg: dict[str, Any]) -> None:
-        run_id, raw, ctx = msg["id"], msg["input"], msg["context"]
+        run_id, _raw, ctx = msg["id"], msg["input"], msg["context"]
         if self.mode == "hangs":
             await asyncio.sleep(3600)
         if self.mode == "meets":
@@ -115,6 +125,22 @@ class Driver:
         self.controllers[run_id] = controller  # type: ignore[assignment]
         if msg.get("abortBefore") and controller:
             controller.abort("aborted before the step started")
+        replay = msg["replay"]
+        marks = Trace()  # what the link reports, in order: where each of these events fell
+        link = link_to(LinkAddress(replay["httpPort"], replay["controlPort"], replay["token"]))
+        link.begin(replay["token"], marks)
+        self.loop.link, self.loop.virtual = link, bool(replay.get("virtualTime", True))
+
+        def obey(what: str) -> None:
+            if what == "abort" and controller is not None:
+                controller.abort("aborted by the harness mid-stream")
+            elif what == "cancel" and controller is not None and not controller.signal.aborted:
+                # NT-03 as a driver does it: the step's signal is aborted at the host's cancel point
+                send("abort_sent", id=run_id, name="cancelled by the harness")
+                marks.add("abort", name="cancelled by the harness")
+                controller.abort("aborted by the harness mid-stream")
+
+        self.loop.on_instruction = obey
         buffered: list[tuple[str, Any]] = []
         deltas = [0]
 
@@ -124,12 +150,14 @@ class Driver:
                     buffered.append(("callback", {"name": camel(name), "args": [encode(a) for a in args]}))
                 else:
                     send("callback", id=run_id, name=camel(name), args=[encode(a) for a in args])
+                    marks.add("callback", name=name)
                 if self.mode == "dies":
                     os._exit(7)
                 if name == "on_text_delta" and controller and msg.get("abortOnTextDelta"):
                     deltas[0] += 1
                     if deltas[0] == msg["abortOnTextDelta"]:
                         send("abort_sent", id=run_id, name="from onTextDelta")
+                        marks.add("abort", name="from on_text_delta")
                         controller.abort("aborted by the caller from onTextDelta")
                 if msg.get("callbacks") == "raising":
                     raise RuntimeError(f"{name} raises on purpose (STR-11)")
@@ -142,12 +170,32 @@ class Driver:
         async def done(name: str) -> None:
             await asyncio.sleep(0.02 if msg.get("callbacks") == "slow" else 0)
             send("callback_done", id=run_id, name=camel(name))
+            marks.add("callback_done", name=name)
 
         names = ("on_text_delta", "on_thinking", "on_tool_call", "on_error")
         callbacks = (
             None if msg.get("callbacks") == "none" else LLMStreamCallbacks(**{n: make(n) for n in names})
         )
         context = AdapterContext(api_key=ctx["apiKey"], base_url=ctx["baseUrl"], timeout=ctx["timeout"])
+        try:
+            with counting(replay["httpPort"]):
+                await self.steps(msg, run_id, context, controller, callbacks, buffered, marks)
+        finally:
+            link.end()
+            self.loop.link, self.loop.virtual = None, False
+        send("done", id=run_id, pending=None, uncaught=[])
+
+    async def steps(
+        self,
+        msg: dict[str, Any],
+        run_id: Any,
+        context: AdapterContext,
+        controller: AbortController | None,
+        callbacks: LLMStreamCallbacks | None,
+        buffered: list[tuple[str, Any]],
+        marks: Trace,
+    ) -> None:
+        raw = msg["input"]
         adapter = self.spec.factory(context)
         for step in range(int(msg.get("steps") or 1)):
             step_input = LLMGenerateInput(
@@ -170,6 +218,7 @@ class Driver:
             result = await adapter.generate_step(step_input)
             for kind, fields in buffered:
                 send(kind, id=run_id, **fields)
+                marks.add(kind, name=snake(fields["name"]))
             data = encode(result)
             if self.mode == "invalid":
                 data = {
@@ -180,8 +229,8 @@ class Driver:
                     "extra": 1,
                 }
             send("returned", id=run_id, step=step, result=data, inputBefore=raw, inputAfter=raw, stepMs=1.0)
+            marks.add("returned")
         await asyncio.sleep(float(msg.get("lateWaitMs") or 1) / 1000)
-        send("done", id=run_id, pending=None, uncaught=[])
 
     async def meet(self, room: Path) -> None:
         (room / str(os.getpid())).touch()
@@ -218,6 +267,7 @@ def main() -> None:
                 driver.loop.call_soon_threadsafe(driver.abort, msg)
         os._exit(0)
 
+    waits_for_others(reader.__code__)  # blocked on the harness's pipe: never the adapter's work (clock.py)
     threading.Thread(target=reader, daemon=True).start()
     driver.loop.run_forever()
 

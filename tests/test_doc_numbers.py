@@ -36,6 +36,16 @@ DECLARED: list[tuple[str, str, str]] = [
     ),
     ("docs/harness-power.md", r"--examples 1 ", "a command line's option value"),
     (
+        "README.md",
+        r"replay host on 127\.0\.0\.1",
+        "the loopback address, where the replay host listens (replay/host.py)",
+    ),
+    (
+        "docs/writing-an-adapter.md",
+        r"replay host on 127\.0\.0\.1|POST http://127\.0\.0\.1:…",
+        "the loopback address, where the replay host listens (replay/host.py)",
+    ),
+    (
         "docs/typescript-adapters.md",
         r"openai 7,|@google/genai 3, ai 7 and @ai-sdk/\* 4|declare Node >= 22\. Tested: Node 20 and 22\.",
         "the major versions npm installs of third-party SDKs and their engines field, cited as of writing; the Node "

@@ -113,7 +113,7 @@ def test_an_abort_from_inside_on_text_delta_is_placed_by_the_driver(openai_drive
 
     run = one_run(openai_driver, "text_basic", plan=SplitPlan(()), abort_on_text_delta=1)
     names = [(e.kind, e.name) for e in run.trace.events if e.kind in ("callback", "abort")]
-    assert names[:2] == [("callback", "on_text_delta"), ("abort", "from onTextDelta")]
+    assert names[:2] == [("callback", "on_text_delta"), ("abort", "from on_text_delta")]
 
 
 # --- broken drivers ---------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The example adapter packages in ``examples/``, run the way their authors run them.
 
-Each example is a separately installable package built on an official SDK (``openai``, ``anthropic``) and
+Each example is a separately installable package built on an official SDK (``openai``, ``anthropic``), or on
+another HTTP client (``aiohttp``, boto3's urllib3), and
 registered as an entry point in group ``helix_conformance.adapters``. ``pytest --adapter=NAME`` runs the full
 suite against it, in a subprocess inside a fresh pytester directory, from the bundled cassettes; it must pass
 every clause. An example that is not installed fails (it is part of the project's test command), with the
@@ -23,6 +24,8 @@ CASES = {  # entry point name -> (project directory, import package)
     "anthropic-sdk": ("anthropic-sdk-adapter", "helix_anthropic_sdk_adapter"),
     "gemini-sdk": ("gemini-sdk-adapter", "helix_gemini_sdk_adapter"),
     "openai-responses-sdk": ("openai-responses-sdk-adapter", "helix_openai_responses_sdk_adapter"),
+    "openai-aiohttp": ("aiohttp-adapter", "helix_aiohttp_adapter"),  # not an SDK: any HTTP client is served
+    "bedrock-boto3": ("bedrock-boto3-adapter", "helix_bedrock_boto3_adapter"),  # boto3: sync, in a thread
 }
 
 

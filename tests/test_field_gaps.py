@@ -137,11 +137,18 @@ def test_extra_properties_are_judged_only_where_objects_can_be_closed() -> None:
 
 
 def test_the_input_snapshot_sees_a_schema_edited_in_place() -> None:
-    from helix_conformance.replay.runner import RunOptions
+    from helix_conformance.replay.runner import AdapterJob, RunOptions
     from helix_conformance.replay.trace import Trace
 
     scenario = get_scenario("tool_schemas_in_the_wild")
-    step_input = build_input(scenario, openai_reference, Trace(), RunOptions(), None)
+    job = AdapterJob(
+        scenario.id,
+        scenario.messages,
+        scenario.tools,
+        scenario.llm_config(openai_reference.model),
+        RunOptions(),
+    )
+    step_input = build_input(job, Trace(), RunOptions(), None)
     before = snapshot_input(step_input)
     schema = step_input.tools[0].input_schema
     assert isinstance(schema, dict)

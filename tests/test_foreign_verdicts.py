@@ -111,7 +111,8 @@ def test_an_unrelated_request_is_judged_once_on_harn_01_and_not_by_the_request_c
 
 
 class UrllibAdapter:
-    """A client the replay does not serve (urllib): the connection is refused, the error returned properly."""
+    """A client sent elsewhere than the replay host (urllib to a provider address): the connection is refused,
+    the error returned properly."""
 
     async def generate_step(self, input: LLMGenerateInput) -> StepResult:
         try:
@@ -133,9 +134,9 @@ def test_a_client_the_replay_does_not_serve_is_one_root_cause_on_harn_01() -> No
     failed = {clause: row for (clause, _), row in rows.items() if row["outcome"] == "failed"}
     assert set(failed) == {"HARN-01"}, {c: r["message"][:300] for c, r in failed.items()}
     message = failed["HARN-01"]["message"]
-    assert "outside httpx/httpx2" in message
+    assert "elsewhere than its replay host" in message
     assert "104.18.7.192" in message
-    assert "Build the provider client on httpx/httpx2" in message  # the hint, not "an extra request"
+    assert "Point the provider client at context.base_url" in message  # the hint, not "an extra request"
     assert "max_retries" not in message
     assert rows["MSG-02", "text_basic"]["outcome"] == "skipped"
     assert "reported once, on HARN-01" in rows["MSG-02", "text_basic"]["message"]

@@ -210,8 +210,8 @@ def test_a_driver_command_runs_the_adapter_in_its_driver() -> None:
     assert report["notes"][0].startswith("isolated: the adapter runs in a driver process of its own (python ")
     assert _one(report, "RES-01")["outcome"] == "passed"
     assert _one(report, "STR-01")["outcome"] == "passed"
-    # NT-03 cancels a driver's step through its AbortSignal (the fake driver aborts its controller on the
-    # harness's abort message); skipped only without 'abort' (test_driver_protocol), which openai declares.
+    # NT-03 through the step's signal, aborted by the driver at the host's cancel point (the reference adapter
+    # declares 'abort' and settles at once)
     assert _one(report, "NT-03")["outcome"] == "passed"
 
 

@@ -175,7 +175,7 @@ def _reframed(profile: str, root: Path, separator: str) -> None:
 def test_crlf_and_cr_framed_streams_replay_to_the_same_verdict(
     tmp_path: Path, adapter: str, profile: str, separator: str
 ) -> None:
-    """Both are valid SSE line breaks: the replay cuts events at them (profiles/base.split_sse_events) and the
+    """Both are valid SSE line breaks: the replay cuts events at them (profiles/wire.split_sse_events) and the
     reference adapters read them, on the stall and held-open variants of NT-04 too. (Issue 31 reported NT-04
     failures with such framing; on this code none reproduces: this pins it.)"""
     from helix_conformance.testing import run_conformance

@@ -392,3 +392,57 @@ def _packets(count: int) -> str:
         f"{count} packet(s) to addresses outside loopback, from code the audit hook does not see (native "
         "code, ctypes): refused by the sandbox, which has no route out"
     )
+
+
+@pytest.mark.parametrize("namespaces", [True, False], ids=["confined", "fallback"])
+def test_the_replay_host_serves_the_worker_in_every_tier(
+    monkeypatch: pytest.MonkeyPatch, namespaces: bool
+) -> None:
+    """The replay host runs in pytest's service process, outside the worker's network namespace, whose loopback
+    is its own: confined, the host serves sockets the keeper opened on the worker's loopback (a new pair for a
+    new worker); in the fallback tier it listens on the machine's 127.0.0.1. Either way the run is served and
+    judged, before and after the worker is replaced."""
+    from helix_conformance.checks.context import HarnessSettings, ScenarioSession
+    from helix_conformance.replay.service import replay_service
+    from helix_conformance.scenarios import get_scenario
+    from helix_conformance.suite import SuiteRunner, profile_for
+    from helix_conformance.worker.client import AdapterWorker
+
+    if namespaces and not NAMESPACES:
+        pytest.skip("no user namespaces here")
+    monkeypatch.setattr(AdapterWorker, "namespaces", namespaces)
+    worker = AdapterWorker("openai")
+    try:
+        spec = worker.resolve().spec
+        runner = SuiteRunner(spec, HarnessSettings())
+        hosts = []
+        for _ in range(2):
+            assert worker.process is not None
+            assert worker.process.keeper is not None
+            assert worker.process.keeper.tier == ("namespaces" if namespaces else "subreaper")
+            session = ScenarioSession(
+                get_scenario("text_basic"),
+                profile_for(spec),
+                spec,
+                runner.cassettes(),
+                HarnessSettings(executor=worker.run_scenario),
+            )
+            run = session.run()
+            assert run.trace.requests, run.trace.describe()
+            assert run.results, run.trace.describe()
+            assert (run.raised, run.setup_error, run.timed_out) == (None, None, False), run.trace.describe()
+            assert not run.unintercepted, run.unintercepted
+            assert (worker.host_spawn == worker.spawned) if namespaces else (worker.host_spawn is None)
+            assert worker.host is not None
+            hosts.append(replay_service().listeners.get(worker.host.id))
+            worker.kill()  # the next run starts another worker: in namespaces, another loopback
+            worker.start()
+        if namespaces:  # the keeper's sockets, a pair per worker
+            assert hosts[0] is not None
+            assert hosts[1] is not None
+            assert hosts[0] != hosts[1]
+            assert hosts[0][0].fileno() == -1  # the first worker's, closed with its namespace
+        else:
+            assert hosts == [None, None]
+    finally:
+        worker.close()

@@ -13,22 +13,33 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CASES = Path(__file__).with_name("virtual_time_cases.py")
+STUCK_AFTER_S = 120
+"""No case takes more than seconds; one this long is stuck."""
 
 
 def test_virtual_time_cases_in_a_process_of_their_own() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", str(CASES), "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
-        cwd=CASES.parent,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(CASES.parent), os.environ.get("PYTHONPATH", "")]),
-        },
-    )
+    command = [sys.executable, "-m", "pytest", str(CASES), "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    # A case stuck (a deadlock between threads) dumps every thread's stack to stderr, shown below.
+    command += ["-o", f"faulthandler_timeout={STUCK_AFTER_S}"]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=CASES.parent,
+            capture_output=True,
+            text=True,
+            timeout=STUCK_AFTER_S + 60,
+            check=False,
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(CASES.parent), os.environ.get("PYTHONPATH", "")]),
+            },
+        )
+    except subprocess.TimeoutExpired as exc:
+        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        pytest.fail(f"the cases did not finish; their threads when one got stuck:\n{stderr[-8000:]}")
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     cases = CASES.read_text(encoding="utf-8").count("\ndef test_")
     assert f"{cases} passed" in done.stdout, done.stdout[-2000:]

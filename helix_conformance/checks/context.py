@@ -11,9 +11,11 @@ from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..language import Language
 from ..profiles.base import DecodedRequest, WireProfile
 from ..profiles.servers import declared_servers
+from ..replay.delivery import EventPlan
 from ..replay.faults import FaultVariant
 from ..replay.interactions import CassetteCache, ReplayInteraction, build_interactions
-from ..replay.runner import LATE_WORK_WAIT_S, RunOptions, ScenarioRun, run_scenario
+from ..replay.judging import run_scenario
+from ..replay.runner import LATE_WORK_WAIT_S, RunOptions, ScenarioRun
 from ..replay.trace import SentRequest
 from ..scenarios.model import Scenario
 from .common import endpoint_requests
@@ -223,7 +225,10 @@ class ScenarioSession:
         return found
 
     def _variant_options(self) -> RunOptions:
+        """A fault variant's run: its events back to back (each its own piece for the client), not one per
+        turn of the adapter's: the corpus judges results and hangs, never how callbacks interleave."""
         return RunOptions(
+            plan=EventPlan(yield_between=False),
             timeout=self.settings.timeout,
             allowed_wait_s=self.allowed_wait_s,
             virtual_time=not self.settings.real_time,

@@ -20,7 +20,7 @@ from ..profiles.base import WireProfile
 from ..replay.faults import FaultVariant, corpus
 from ..replay.interactions import ReplayInteraction
 from ..replay.runner import ScenarioRun
-from ..replay.transport import STALL_EXPIRED
+from ..replay.stage import STALL_EXPIRED
 from ..scenarios.fault_kinds import FULL_SWEEP_EXAMPLES, KINDS, PRECONDITIONS, kinds_of
 from ..scenarios.model import AbortPlan, Scenario, Stream
 from .common import ToolCallIds, describe_result, did_not_return, error_message, provider_tool_call_ids, short

@@ -24,7 +24,7 @@ def every_request_matched(ctx: CheckContext) -> None:
         fail(
             ctx,
             f"{what}: {', '.join(run.unintercepted[:3])}",
-            expected="every request made with httpx or httpx2, and no other way out to the network"
+            expected="every request sent to AdapterContext.base_url, and no other way out to the network"
             + (" or to other processes" if outside_hint is PROCESS_HINT else ""),
             actual=run.unintercepted + others,
             details=run.trace.describe(),
@@ -159,7 +159,7 @@ def reached_outside(unintercepted: list[str]) -> tuple[str, Said]:
             "the adapter tried to start, fork or signal a process, or to reach outside the replay",
             PROCESS_HINT,
         )
-    return "the adapter reached for the network outside httpx/httpx2, which the replay does not serve", (
+    return "the adapter reached for the network elsewhere than its replay host (AdapterContext.base_url)", (
         UNINTERCEPTED_HINT
     )
 
@@ -174,17 +174,18 @@ PROCESS_HINT = Said(
     "beyond the harness's view. Do the work in the step, or outside the adapter.",
 )
 UNINTERCEPTED_HINT = Said(
-    "The replay answers only httpx and httpx2, the clients of the official SDKs; an HTTP client built on "
-    "aiohttp, requests or urllib (or a raw socket) goes to the network, which is refused while a scenario "
-    "runs. Build the provider client on httpx/httpx2 (e.g. an SDK's httpx-based client option).",
+    "The replay answers every request sent to AdapterContext.base_url, whatever the HTTP client (httpx, "
+    "aiohttp, requests, urllib); httpx and httpx2, the clients of the official SDKs, reach it whatever URL they "
+    "build. Another client with a URL of its own (or a raw socket) goes to the network, which is refused while "
+    "a scenario runs. Point the provider client at context.base_url.",
     "The replay answers requests to `context.baseUrl` only: point the SDK's `baseURL` (or your `fetch`) at "
     "it, with no host of the provider's own left in the request.",
 )
 NO_REQUEST_HINT = Said(
     "The step returned before any request reached the replay; its result says why. Usual causes: an error "
     "while building the request, caught into an ErrorStepResult; a setting the harness does not provide (take "
-    "the key and base URL from AdapterContext, not the environment); a client other than httpx/httpx2, whose "
-    "connection or DNS lookup fails.",
+    "the key and base URL from AdapterContext, not the environment); a client that ignores context.base_url, "
+    "whose connection or DNS lookup fails.",
     "The step returned before any request reached the replay; its result says why. Usual causes: an error "
     "while building the request, caught into an error result; a setting the harness does not provide (take "
     "`apiKey` and `baseUrl` from the context `createAdapter` gets, not `process.env`); a request sent "

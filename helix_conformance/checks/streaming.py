@@ -12,7 +12,7 @@ from ..contract.results import STEP_RESULT_TYPES
 from ..profiles.base import WireProfile
 from ..replay.callbacks import SLOW_CALLBACK_S, CallbackMode
 from ..replay.delivery import SplitPlan
-from ..replay.over_http import last_text_event
+from ..replay.judging import last_text_event
 from ..replay.runner import RunOptions, ScenarioRun
 from ..replay.trace import TraceEvent
 from ..scenarios.model import Text, Thinking, ToolCall

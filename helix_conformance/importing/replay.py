@@ -17,7 +17,8 @@ from ..contract import AdapterSpec, UserMessage
 from ..profiles import get_profile
 from ..replay.cassette import Interaction
 from ..replay.interactions import ReplayInteraction
-from ..replay.runner import RunOptions, ScenarioRun, run_scenario
+from ..replay.judging import run_scenario
+from ..replay.runner import RunOptions, ScenarioRun
 from ..scenarios.model import Expected, Scenario
 
 _HOP = frozenset({"content-length", "transfer-encoding", "content-encoding", "connection"})

@@ -1,10 +1,14 @@
-"""Wire profiles by name. Profiles are looked up lazily so importing this package stays cheap."""
+"""Wire profiles by name. Profiles are looked up lazily so importing this package stays cheap: its
+standard-library modules (``wire``, ``eventstream``, ``servers``) load without the contract's models, which the
+replay service never needs (profiles/wire.py)."""
 
 from __future__ import annotations
 
 import difflib
+from typing import TYPE_CHECKING, Any
 
-from .base import DecodedRequest, DecodedTool, WireProfile
+if TYPE_CHECKING:
+    from .base import DecodedRequest, DecodedTool, WireProfile
 
 KNOWN_PROFILES = (
     "openai-chat",
@@ -51,6 +55,14 @@ def get_profile(name: str) -> WireProfile:
         f"{', '.join(KNOWN_PROFILES)} "
         "(an adapter for another protocol uses wire_profile='custom' with its own cassette_dir)"
     )
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("DecodedRequest", "DecodedTool", "WireProfile"):
+        from . import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["KNOWN_PROFILES", "DecodedRequest", "DecodedTool", "WireProfile", "get_profile"]

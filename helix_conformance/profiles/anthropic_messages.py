@@ -30,6 +30,7 @@ from ..scenarios.model import HttpError, Stream, StreamError
 from . import anthropic_stream, anthropic_strict, anthropic_summary, servers
 from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
 from .summary import ResponseSummary
+from .wire import WireRules
 
 _CONFIG_FIELDS = {
     "max_tokens": "max_output_tokens",
@@ -287,19 +288,12 @@ class AnthropicMessagesProfile(WireProfile):
     null_is_unset = False  # not nullable: `stop_sequences: SequenceNotStr[str]` in the SDK's params (nullable
     # fields are Optional there), and "#/temperature: expected type: Number, found: Null" (x3n0cr4735/celi#91)
     round_trips_thinking = ("content", "signature", "redacted")
+    wire = WireRules("anthropic-messages", tail="/messages", servers=("vertex-anthropic",))
+    """The Messages endpoint, or Claude on Vertex AI's ``…/publishers/anthropic/models/{m}:streamRawPredict``
+    (the same body and stream: profiles/servers.py)."""
 
     def endpoint_url(self, model: str) -> str:
         return f"{self.default_base_url}/v1/messages"
-
-    def endpoint_tail(self, recorded_path: str) -> str:
-        return "/messages"
-
-    def matches(self, method: str, path: str, recorded_path: str) -> bool:
-        """The Messages endpoint, or Claude on Vertex AI's ``…/publishers/anthropic/models/{m}:streamRawPredict``
-        (the same body and stream: profiles/servers.py)."""
-        return super().matches(method, path, recorded_path) or (
-            method.upper() == self.endpoint_method and self.server_of(path) == "vertex-anthropic"
-        )
 
     def expected_history(self, messages: Sequence[Message]) -> list[Message]:
         """Anthropic rejects empty text and empty turns: a conforming adapter leaves them out. Thinking without

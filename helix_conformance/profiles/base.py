@@ -7,18 +7,20 @@ cassettes), builds the provider's error bodies, and knows its SSE framing and sc
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, final
 from urllib.parse import urlsplit
 
 from ..contract import Message
 from ..scenarios.model import HttpError, Scenario, Stream, StreamError
 from . import servers
 from .summary import ResponseSummary
+from .wire import WireRules
 
 
 @dataclass
@@ -73,21 +75,6 @@ class DecodedRequest:
         if self.config.get("stop_sequences"):
             common.add("stop_sequences")
         return self.options | common
-
-
-_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
-
-
-def split_sse_events(body: bytes) -> list[bytes]:
-    """Split an SSE body after each blank line, keeping every byte (the last piece may be unterminated)."""
-    pieces: list[bytes] = []
-    start = 0
-    for match in _EVENT_END.finditer(body):
-        pieces.append(body[start : match.end()])
-        start = match.end()
-    if start < len(body):
-        pieces.append(body[start:])
-    return pieces
 
 
 _SEPARATOR = re.compile(rb"(?=\n\n|\r\n)")
@@ -161,22 +148,29 @@ class WireProfile(ABC):
     """True for the custom profile: responses cannot be read, so the expected result is the one the adapter
     returned when the cassette was recorded, and requests must equal the recorded ones (HARN-01)."""
 
-    def matches(self, method: str, path: str, recorded_path: str) -> bool:
-        """Host-agnostic matching: same method, and the path ends with the recorded endpoint."""
-        return method.upper() == self.endpoint_method and path.rstrip("/").endswith(
-            self.endpoint_tail(recorded_path)
-        )
+    @functools.cached_property
+    def wire(self) -> WireRules:
+        """The endpoint and the framing, as data the replay host serves by (profiles/wire.py): by default the
+        recorded path's tail, SSE."""
+        return WireRules(self.name, self.endpoint_method)
 
+    @final
+    def matches(self, method: str, path: str, recorded_path: str) -> bool:
+        """Host-agnostic matching: same method, and the path ends with the recorded endpoint (``wire``)."""
+        return self.wire.matches(method, path, recorded_path)
+
+    @final
     def endpoint_tail(self, recorded_path: str) -> str:
-        return recorded_path
+        return self.wire.tail if self.wire.tail is not None else recorded_path
 
     def server_of(self, url: str) -> str | None:
         """The server a request's URL addresses where its shape tells (Azure's deployments, Vertex's
         publishers: ``profiles/servers.py``), else None."""
         return servers.server_of(self.name, urlsplit(url).path)
 
+    @final
     def split_events(self, body: bytes) -> list[bytes]:
-        return split_sse_events(body)
+        return self.wire.split_events(body)
 
     @abstractmethod
     def endpoint_url(self, model: str) -> str:

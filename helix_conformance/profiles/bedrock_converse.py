@@ -38,6 +38,7 @@ from . import bedrock_stream, bedrock_summary, eventstream
 from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems
 from .gemini import tool_result_text
 from .summary import ResponseSummary
+from .wire import WireRules
 
 _CONFIG_FIELDS = {
     "maxTokens": "max_output_tokens",
@@ -279,16 +280,14 @@ class BedrockConverseProfile(WireProfile):
     stream_content_type = bedrock_stream.CONTENT_TYPE
     binary_stream = True
     checksummed = True
+    wire = WireRules(
+        "bedrock-converse", tail="/converse-stream", pattern=_PATH.pattern, framing="aws-eventstream"
+    )
+    """Any model id in the path, encoded or not: the model is the adapter's to choose (``spec.model``); the
+    events are the stream's event-stream messages."""
 
     def endpoint_url(self, model: str) -> str:
         return f"{self.default_base_url}/model/{quote(model, safe='')}/converse-stream"
-
-    def matches(self, method: str, path: str, recorded_path: str) -> bool:
-        """Any model id, encoded or not: the model is the adapter's to choose (``spec.model``)."""
-        return method.upper() == self.endpoint_method and bool(_PATH.search(path.rstrip("/")))
-
-    def endpoint_tail(self, recorded_path: str) -> str:
-        return "/converse-stream"
 
     def expected_history(self, messages: Sequence[Message]) -> list[Message]:
         """Blank text is rejected and a JSON tool result may go as a ``json`` block: empty messages are left
@@ -397,9 +396,6 @@ class BedrockConverseProfile(WireProfile):
         bedrock_stream.validate_event(event)
 
     # --- the fault corpus: event boundaries are message boundaries -------------------------------------
-
-    def split_events(self, body: bytes) -> list[bytes]:
-        return eventstream.split_messages(body)
 
     def carries_finish(self, event: bytes) -> bool:
         message = eventstream.decode(event)

@@ -34,6 +34,7 @@ from . import cohere_stream, cohere_summary
 from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
 from .gemini import tool_result_text
 from .summary import ResponseSummary
+from .wire import WireRules
 
 _CONFIG_FIELDS = {
     "max_tokens": "max_output_tokens",
@@ -194,12 +195,10 @@ class CohereChatProfile(WireProfile):
     secret_headers = ("authorization", "cookie")
     supported_config = frozenset(_CONFIG_FIELDS.values())
     null_is_unset = False
+    wire = WireRules("cohere-chat", tail="/v2/chat")
 
     def endpoint_url(self, model: str) -> str:
         return f"{self.default_base_url}/v2/chat"
-
-    def endpoint_tail(self, recorded_path: str) -> str:
-        return "/v2/chat"
 
     def expected_history(self, messages: Sequence[Message]) -> list[Message]:
         """Empty messages are rejected ("message must not be empty in a turn"), a tool result may go as a

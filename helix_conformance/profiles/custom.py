@@ -13,6 +13,7 @@ from ..scenarios.live import why_not_live
 from ..scenarios.model import HttpError, Reuse, Scenario, Stream, StreamError
 from .base import DecodedRequest, DecodedTool, WireProfile
 from .scripted import WIRE_FREE_CLAUSES
+from .wire import WireRules
 
 NEUTRAL_CLAUSES = WIRE_FREE_CLAUSES | {"STR-10", "NT-02", "NT-03", "NT-04", "ERR-04", "ERR-05", "AB-02"}
 """Clauses judged without knowing the provider's format: on results, callbacks, bytes and transport faults."""
@@ -25,9 +26,8 @@ class CustomProfile(WireProfile):
     default_base_url = ""
     """The adapter keeps its own URL unless ``--helix-record-base-url`` gives one."""
     by_regression = True
-
-    def matches(self, method: str, path: str, recorded_path: str) -> bool:
-        return method.upper() == "POST" and path.rstrip("/") == recorded_path.rstrip("/")
+    wire = WireRules("custom", exact=True)
+    """Exactly the recorded path: the adapter keeps its own URL, so the recording's paths are its own."""
 
     def runs_scenario(self, scenario: Scenario) -> bool:
         """Scenarios with a live form, and transport faults on the recorded ``text_basic``."""

@@ -34,6 +34,7 @@ from . import gemini_stream, gemini_summary
 from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_problems, sse_event_json
 from .proto_json import bytes_value, camel, camel_keys
 from .summary import ResponseSummary
+from .wire import WireRules
 
 _CONFIG_FIELDS = {
     "maxOutputTokens": "max_output_tokens",
@@ -258,12 +259,11 @@ class GeminiProfile(WireProfile):
     null_is_unset = True  # proto3 JSON: "null is an accepted value for all field types and treated as the
     # default value of the corresponding field type" (protobuf.dev/programming-guides/json)
     signatures_are_bytes = True  # Part.thoughtSignature is `bytes`: google-genai re-encodes it URL-safe
+    wire = WireRules("gemini", tail=":streamGenerateContent")
+    """Any API version and model: the path ends with the method."""
 
     def endpoint_url(self, model: str) -> str:
         return f"{self.default_base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse"
-
-    def endpoint_tail(self, recorded_path: str) -> str:
-        return ":streamGenerateContent"
 
     def expected_history(self, messages: Sequence[Message]) -> list[Message]:
         """No empty turns, and tool-call ids are Gemini's to give: canonical ids are not sent back; a tool

@@ -15,6 +15,7 @@ from .base import DecodedRequest, DecodedTool, WireProfile, json_content_type_pr
 from .openai_chat_stream import ChunkWriter, as_sdk_chunk, event_data
 from .server_rejections import DEVELOPER_ROLE, EMPTY_CONTENT_BESIDE_TOOL_CALLS
 from .summary import ResponseSummary
+from .wire import WireRules
 
 OFF_SPEC_FINISH_REASONS = frozenset({"eos_interrupted"})
 """Deliberately unknown finish reasons used by the ``stop_unknown`` scenario."""
@@ -220,6 +221,8 @@ class OpenAIChatProfile(WireProfile):
     )
     # API reference: temperature, top_p, seed, stop... are "number or null" with a default
     null_is_unset = True
+    wire = WireRules("openai-chat", tail="/chat/completions")
+    """Any base path (OpenRouter's, Azure's deployments): the path ends with the endpoint."""
 
     def endpoint_url(self, model: str) -> str:
         return f"{self.default_base_url}/chat/completions"
@@ -232,9 +235,6 @@ class OpenAIChatProfile(WireProfile):
         if not bearer and not headers.get("api-key"):
             problems.append("no Authorization: Bearer <key> header (nor Azure's api-key)")
         return problems + json_content_type_problems(headers)
-
-    def endpoint_tail(self, recorded_path: str) -> str:
-        return "/chat/completions"
 
     # --- request side -------------------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from . import openai_responses_stream, openai_responses_summary
 from .base import DecodedRequest, DecodedTool, WireProfile, sse_event_json
 from .openai_chat import _strict_schema_problems, without_strict_inexpressible
 from .summary import ResponseSummary
+from .wire import WireRules
 
 _CONFIG_FIELDS = {"max_output_tokens": "max_output_tokens", "temperature": "temperature", "top_p": "top_p"}
 _INTERPRETED = {"model", "input", "instructions", "tools", "tool_choice", "stream", "prompt_cache_key"}
@@ -226,12 +227,10 @@ class OpenAIResponsesProfile(WireProfile):
     secret_headers = ("authorization", "api-key", "openai-organization", "openai-project", "cookie")
     supported_config = frozenset({"max_output_tokens", "temperature", "top_p"})
     round_trips_thinking = ("signature",)
+    wire = WireRules("openai-responses", tail="/responses")
 
     def endpoint_url(self, model: str) -> str:
         return f"{self.default_base_url}/responses"
-
-    def endpoint_tail(self, recorded_path: str) -> str:
-        return "/responses"
 
     # --- request side -------------------------------------------------------------------------------
 

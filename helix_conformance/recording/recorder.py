@@ -201,7 +201,7 @@ def _run_problem(run: Any, exchanges: Sequence[CapturedExchange]) -> str | None:
     if run.raised is not None:
         return f"generate_step raised {type(run.raised).__name__}: {run.raised}"
     if not exchanges:
-        return "the adapter made no HTTP request through httpx or httpx2"
+        return "the adapter made no HTTP request through httpx or httpx2 (recording captures only those)"
     return None
 
 

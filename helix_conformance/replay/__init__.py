@@ -1,1 +1,2 @@
-"""The replay engine: cassettes, interception of httpx/httpx2, delivery plans, faults and the trace."""
+"""The replay: cassettes, the replay host and its service (the judging side), the link and the transport seam
+(the adapter's side), delivery plans, faults, the trace, virtual time."""

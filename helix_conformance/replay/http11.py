@@ -1,6 +1,6 @@
-"""The few pieces of HTTP/1.1 the replay server needs: read one request, write a chunked response, reset.
+"""The few pieces of HTTP/1.1 the replay host needs: read one request, write a chunked response, reset.
 
-Deliberately small: the server talks to one adapter's HTTP client on loopback. Requests are bounded (head
+Deliberately small: the host talks to one adapter's HTTP clients on loopback, without blocking. Requests are bounded (head
 64 KiB, body 64 MiB); anything else is a connection the server drops.
 """
 
@@ -37,81 +37,76 @@ class Request:
     body: bytes
 
 
-class Connection:
-    """A buffered reader over one accepted socket."""
+def read_request(buffer: bytearray) -> Request | None:
+    """The first complete request in ``buffer``, removed from it; None while it is incomplete (the host reads
+    without blocking and calls again with more bytes). BadRequest for bytes that are not a request."""
+    end = buffer.find(b"\r\n\r\n")
+    if end < 0:
+        if len(buffer) > MAX_HEAD:
+            raise BadRequest("request head too large")
+        return None
+    head = bytes(buffer[:end]).decode("latin-1")
+    request_line, *header_lines = head.split("\r\n")
+    parts = request_line.split(" ")
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+        raise BadRequest(f"not an HTTP/1.1 request line: {request_line[:100]!r}")
+    headers: dict[str, str] = {}
+    for line in header_lines:
+        name, sep, value = line.partition(":")
+        if not sep:
+            raise BadRequest(f"malformed header line {line[:100]!r}")
+        key = name.strip().lower()
+        headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
+    found = _body(buffer, end + 4, headers)
+    if found is None:
+        return None
+    body, consumed = found
+    del buffer[:consumed]
+    return Request(parts[0].upper(), parts[1], headers, body)
 
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.buffer = bytearray()
 
-    def _fill(self) -> bool:
-        data = self.sock.recv(65536)
-        if not data:
-            return False
-        self.buffer += data
-        return True
+def expects_continue(buffer: bytearray) -> bool:
+    """The head in ``buffer`` is complete and asks for ``100 Continue`` before its body is sent."""
+    end = buffer.find(b"\r\n\r\n")
+    return end >= 0 and b"\r\nexpect: 100-continue" in bytes(buffer[:end]).lower()
 
-    def _line(self, limit: int) -> bytes:
-        while (end := self.buffer.find(b"\r\n")) < 0:
-            if len(self.buffer) > limit or not self._fill():
-                raise BadRequest("the connection ended inside a line")
-        line = bytes(self.buffer[:end])
-        del self.buffer[: end + 2]
-        return line
 
-    def _exactly(self, size: int) -> bytes:
-        while len(self.buffer) < size:
-            if not self._fill():
-                raise BadRequest("the connection ended inside the body")
-        data = bytes(self.buffer[:size])
-        del self.buffer[:size]
-        return data
-
-    def read_request(self) -> Request | None:
-        """The next request, or None when the client closed an idle connection."""
-        if not self.buffer and not self._fill():
-            return None
-        while (end := self.buffer.find(b"\r\n\r\n")) < 0:
-            if len(self.buffer) > MAX_HEAD:
-                raise BadRequest("request head too large")
-            if not self._fill():
-                if self.buffer.strip():
-                    raise BadRequest("the connection ended inside the head")
+def _body(buffer: bytearray, start: int, headers: dict[str, str]) -> tuple[bytes, int] | None:
+    """(body, bytes consumed from the start of ``buffer``), or None while the body is incomplete."""
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        body = bytearray()
+        at = start
+        while True:
+            line_end = buffer.find(b"\r\n", at)
+            if line_end < 0:
+                if len(buffer) - at > 1024:
+                    raise BadRequest("chunk size line too long")
                 return None
-        head = bytes(self.buffer[:end]).decode("latin-1")
-        del self.buffer[: end + 4]
-        request_line, *header_lines = head.split("\r\n")
-        parts = request_line.split(" ")
-        if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-            raise BadRequest(f"not an HTTP/1.1 request line: {request_line[:100]!r}")
-        headers: dict[str, str] = {}
-        for line in header_lines:
-            name, sep, value = line.partition(":")
-            if not sep:
-                raise BadRequest(f"malformed header line {line[:100]!r}")
-            key = name.strip().lower()
-            headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
-        if headers.get("expect", "").lower() == "100-continue":
-            self.sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-        return Request(parts[0].upper(), parts[1], headers, self._body(headers))
-
-    def _body(self, headers: dict[str, str]) -> bytes:
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            body = bytearray()
-            while True:
-                size = int(self._line(1024).split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self._line(MAX_HEAD):  # trailers, up to the empty line
-                        pass
-                    return bytes(body)
-                if len(body) + size > MAX_BODY:
-                    raise BadRequest("request body too large")
-                body += self._exactly(size)
-                self._line(2)
+            try:
+                size = int(bytes(buffer[at:line_end]).split(b";")[0].strip() or b"0", 16)
+            except ValueError:
+                raise BadRequest("malformed chunk size") from None
+            at = line_end + 2
+            if size == 0:
+                trailers_end = buffer.find(b"\r\n\r\n", at - 2)
+                if trailers_end < 0:
+                    return None
+                return bytes(body), trailers_end + 4
+            if len(body) + size > MAX_BODY:
+                raise BadRequest("request body too large")
+            if len(buffer) < at + size + 2:
+                return None
+            body += buffer[at : at + size]
+            at += size + 2
+    try:
         length = int(headers.get("content-length", "0") or "0")
-        if length > MAX_BODY:
-            raise BadRequest("request body too large")
-        return self._exactly(length)
+    except ValueError:
+        raise BadRequest("malformed content-length") from None
+    if length > MAX_BODY or length < 0:
+        raise BadRequest("request body too large")
+    if len(buffer) < start + length:
+        return None
+    return bytes(buffer[start : start + length]), start + length
 
 
 def response_head(status: int, headers: dict[str, str]) -> bytes:

@@ -1,4 +1,10 @@
-"""Run one scenario against one adapter under replay and capture everything the checks need."""
+"""The adapter's side of a run: build the adapter, call ``generate_step`` on a loop linked to the replay host, and
+keep the adapter's account of it (results, what it raised, its callbacks and returns as trace events).
+
+It runs wherever the adapter runs: in the adapter's worker process (worker/child.py), or in pytest's own
+process under ``--helix-in-process``. The judging side (replay/judging.py) stages the run on the host, hands
+this side an ``AdapterJob`` without the plan, and merges the two accounts.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +15,31 @@ import inspect
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..contract import AbortController, AdapterContext, AdapterSpec, LLMGenerateInput
-from ..profiles.base import WireProfile
+from ..contract import (
+    AbortController,
+    AdapterContext,
+    AdapterSpec,
+    LLMConfig,
+    LLMGenerateInput,
+    Message,
+    Tool,
+)
 from ..scenarios.model import Scenario
 from . import imports
+from . import link as link_module
 from .callbacks import CallbackMode, recording_callbacks
-from .clock import VirtualTimeLoop, abandon, current_frames, run_virtual, thread_is_idle
+from .clock import VirtualTimeLoop, run_virtual
 from .delivery import DeliveryPlan, EventPlan
 from .hidden_keys import provider_keys_hidden
+from .idle_threads import abandon, current_frames, thread_is_idle
 from .interactions import ReplayInteraction
+from .link import Link, LinkAddress, counting, link_to
 from .pending import adapter_work, track_task_origins
 from .trace import Trace
-from .transport import Replayer, Server, intercept
+from .transport import Redirect, Server, intercept
 
 REPLAY_API_KEY = "sk-helix-replay-0000000000000000000000000000"
 """The dummy key adapters get in replay; ERR-07 checks it never shows up in an error."""
@@ -38,6 +54,8 @@ callback fired a little after the return is seen (STR-07); conforming adapters l
 LATE_THREAD_POLL_S = 0.005
 """How often the loop looks whether the threads left at work after the return have ended."""
 THREAD_GRACE_S = 2.0
+HARNESS_FAILED = "helix-conformance's replay failed (a harness bug)"
+"""How a run the harness could not replay starts its ``setup_error``: never the adapter's failure."""
 ADAPTER_TIMEOUT_SHARE = 0.2
 """``AdapterContext.timeout`` in replay: this share of the scenario's limit (--helix-timeout), so a stall the
 adapter's own read timeout ends is over well before the harness gives up on the step (NT-04, HARN-03)."""
@@ -156,18 +174,14 @@ def snapshot_input(step_input: LLMGenerateInput) -> Any:
 
 
 def build_input(
-    scenario: Scenario,
-    spec: AdapterSpec,
-    trace: Trace,
-    options: RunOptions,
-    controller: AbortController | None,
+    job: AdapterJob, trace: Trace, options: RunOptions, controller: AbortController | None
 ) -> LLMGenerateInput:
     return LLMGenerateInput(
         # Fresh copies every run: an adapter that edits its input in place must not rewrite the catalogue
         # for later runs (MSG-07 compares the input before and after).
-        messages=[m.model_copy(deep=True) for m in scenario.messages],
-        tools=[t.model_copy(deep=True) for t in scenario.tools],
-        config=scenario.llm_config(spec.model, spec.wire_profile),
+        messages=[m.model_copy(deep=True) for m in job.messages],
+        tools=[t.model_copy(deep=True) for t in job.tools],
+        config=job.config.model_copy(deep=True),
         abort_signal=controller.signal if controller else None,
         callbacks=recording_callbacks(trace, options.callbacks, _abort_hook(options, controller, trace)),
         agent_id=options.agent_id,
@@ -195,48 +209,67 @@ def _abort_hook(
     return after
 
 
-def abort_controller(scenario: Scenario, options: RunOptions, trace: Trace) -> AbortController | None:
-    """The run's abort controller (none without a signal), already aborted if the scenario says so."""
-    controller = AbortController() if options.with_signal else None
-    abort = scenario.abort
-    if abort is not None and abort.before and controller is not None:
-        controller.abort("aborted before the step started")
-        trace.add("abort", name="before")
-    return controller
+@dataclass(frozen=True)
+class AdapterJob:
+    """One run as the adapter's side gets it: the step's input and how to call it, the run's base URL and
+    link. Never the delivery plan, the faults or the expected outcome: those stay with the host."""
+
+    scenario_id: str
+    messages: tuple[Message, ...]
+    tools: tuple[Tool, ...]
+    config: LLMConfig
+    options: RunOptions
+    """The run's options without what is the host's (``adapter_options``)."""
+    abort_before: bool = False
+    cancel_planned: bool = False
+    """The host will ask for the task to be cancelled mid-stream (NT-03)."""
+    base_url: str = ""
+    scripted: tuple[Any, ...] = ()
+    link: LinkAddress | None = None
+    """None: no replay host (recording live)."""
 
 
-def run_scenario(
-    scenario: Scenario,
-    spec: AdapterSpec,
-    profile: WireProfile,
-    interactions: list[ReplayInteraction],
-    options: RunOptions,
-    *,
-    base_url: str | None = None,
-    scripted: tuple[Any, ...] = (),
-) -> ScenarioRun:
-    """Run generate_step under replay in a thread of its own, so a hanging adapter cannot hang the harness."""
+def adapter_options(options: RunOptions) -> RunOptions:
+    """``options`` as the adapter's side may know them: no delivery plan, no cancel position."""
+    return replace(options, plan=EventPlan(), cancel_after_chunks=None, chunk_bytes=False)
+
+
+def run_adapter(job: AdapterJob, spec: AdapterSpec) -> ScenarioRun:
+    """Run ``generate_step`` against the replay host named by ``job.link``, in a thread of its own (a hanging
+    adapter cannot hang the harness): the adapter's account of the run (results, what it raised, its
+    callbacks and return as trace events). The judging side merges it with the host's record."""
+    assert job.link is not None
+    options = job.options
     trace = Trace()
-    run = ScenarioRun(options=options, trace=trace, interactions=interactions)
-    controller = abort_controller(scenario, options, trace)
-    abort = scenario.abort
-    replayer = Replayer(
-        interactions,
-        profile,
-        trace,
-        options.plan,
-        abort_after_events=None if abort is None or abort.before else abort.after_events,
-        on_abort=(lambda: controller.abort("aborted by the harness mid-stream")) if controller else None,
-    )
+    run = ScenarioRun(options=options, trace=trace)
+    controller = AbortController() if options.with_signal else None
+    if job.abort_before and controller is not None:
+        controller.abort("aborted before the step started")
     context = AdapterContext(
         api_key=REPLAY_API_KEY,
-        base_url=base_url or profile.default_base_url,
-        scripted_responses=scripted,
+        base_url=job.base_url,
+        scripted_responses=job.scripted,
         timeout=adapter_timeout(options.timeout),
     )
-    with provider_keys_hidden((spec.api_key_env,)):  # the adapter must not find the user's real key
-        _execute(run, scenario, spec, context, controller, replayer, block_network=True)
-    run.unused_interactions = replayer.unused()
+    try:
+        link = link_to(job.link)
+        begun = link.begin(job.link.token, trace)
+        if begun.kind == "lost":  # a link the host closed since this process's last run: once more, anew
+            link = link_to(job.link)
+            begun = link.begin(job.link.token, trace)
+    except OSError as exc:
+        run.setup_error = f"{HARNESS_FAILED}: the harness could not reach its replay host: {exc}"
+        return run
+    if begun.kind != "begun":
+        why = "never received the run's stage" if begun.kind == "over" else f"answered {begun.kind!r}"
+        run.setup_error = f"{HARNESS_FAILED}: the replay host {why} when the run began"
+        return run
+    redirect = Redirect(job.link.http_port, job.link.token)
+    try:
+        with provider_keys_hidden((spec.api_key_env,)), counting(job.link.http_port):
+            _execute(run, job, spec, context, controller, redirect, link=link)
+    finally:
+        link.end()
     return run
 
 
@@ -246,20 +279,26 @@ def run_live(
     """Run generate_step once with ``server`` answering its HTTP requests and the real network open: the
     recorder's pass-through forwards them to the provider (recording/)."""
     run = ScenarioRun(options=RunOptions(timeout=timeout), trace=Trace())
-    controller = AbortController()
-    _execute(run, scenario, spec, context, controller, server, block_network=False)
+    job = AdapterJob(
+        scenario.id,
+        scenario.messages,
+        scenario.tools,
+        scenario.llm_config(spec.model, spec.wire_profile),
+        run.options,
+    )
+    _execute(run, job, spec, context, AbortController(), server, link=None)
     return run
 
 
 def _execute(
     run: ScenarioRun,
-    scenario: Scenario,
+    job: AdapterJob,
     spec: AdapterSpec,
     context: AdapterContext,
     controller: AbortController | None,
     server: Server,
     *,
-    block_network: bool,
+    link: Link | None,
 ) -> None:
     options = run.options
     imports.install()
@@ -271,14 +310,16 @@ def _execute(
     def on_loop(loop: VirtualTimeLoop) -> None:
         loops.append(loop)
         run.trace.use_clock(loop.time)
+        link_module.on_activity = loop.wake  # a thread's I/O with the host wakes the loop to report it
 
     def drive() -> None:
-        step = _drive(run, scenario, spec, context, controller)
+        step = _drive(run, job, spec, context, controller)
         try:
-            if (
-                block_network and options.virtual_time
-            ):  # replay: nothing real to wait for, timers are skipped (virtual time)
-                run_virtual(step, on_loop)
+            if link is not None:  # replay: the host keeps the lockstep, and the clock when time is virtual
+                try:
+                    run_virtual(step, on_loop, link=link, virtual=options.virtual_time)
+                finally:
+                    link_module.on_activity = None
             else:  # recording: the provider is real, so is time
                 asyncio.run(step)
         except BaseException as exc:  # raised in a loop callback (call_soon, a timer): it stopped the loop
@@ -287,10 +328,10 @@ def _execute(
             ):
                 run.raised = exc  # the cause, not the cancellation the loop's teardown gave the step
 
-    with intercept(server, block_network=block_network):
+    with intercept(server, block_network=link is not None):
         worker = threading.Thread(
             target=drive,
-            name=f"helix-scenario-{scenario.id}",
+            name=f"helix-scenario-{job.scenario_id}",
             daemon=True,
         )
         worker.start()
@@ -310,13 +351,17 @@ def _execute(
 
 async def _drive(
     run: ScenarioRun,
-    scenario: Scenario,
+    job: AdapterJob,
     spec: AdapterSpec,
     context: AdapterContext,
     controller: AbortController | None,
 ) -> None:
     options, trace = run.options, run.trace
-    track_task_origins(asyncio.get_running_loop())  # HARN-04 names where a task left pending was created
+    loop = asyncio.get_running_loop()
+    track_task_origins(loop)  # HARN-04 names where a task left pending was created
+    cancel_now = asyncio.Event()
+    if isinstance(loop, VirtualTimeLoop):
+        loop.on_instruction = _instructions(controller, cancel_now)
     try:
         adapter = spec.factory(context)
     except Exception as exc:
@@ -324,10 +369,9 @@ async def _drive(
         return
     before = asyncio.all_tasks()
     threads_before = set(threading.enumerate())
-    loop = asyncio.get_running_loop()
     limit_at = loop.time() + options.limit_s
     for _ in range(options.steps):
-        step_input = build_input(scenario, spec, trace, options, controller)
+        step_input = build_input(job, trace, options, controller)
         run.input_before = snapshot_input(step_input)
         step_started = time.monotonic()
         try:
@@ -337,15 +381,17 @@ async def _drive(
                     f"generate_step returned {type(outcome).__name__}, not an awaitable; "
                     "it must be an `async def`"
                 )
-            if options.cancel_after_chunks is not None:
-                await _run_and_cancel(run, outcome, options.cancel_after_chunks)
+            if job.cancel_planned:
+                await _run_and_cancel(run, outcome, cancel_now)
                 return
             if isinstance(loop, VirtualTimeLoop):
                 # The clock never jumps to the harness's own limit: a jump over a thread that was about to
                 # answer would be a false HARN-03. A hang is cut off in real time; a step that skipped past
-                # the limit is measured when it ends (_past_limit).
-                limit_at = loop.hard_deadline = loop.time() + options.limit_s
-            result = await asyncio.wait_for(_caught(_returning(outcome, trace), run), options.limit_s)
+                # the limit is measured when it ends (_past_limit). Time credited to a stall is not counted.
+                limit_at = loop.hard_deadline = loop.time() - loop.credited_s + options.limit_s
+                result = await loop.within(_caught(_returning(outcome, trace), run), options.limit_s)
+            else:
+                result = await asyncio.wait_for(_caught(_returning(outcome, trace), run), options.limit_s)
             if run.raised is not None:
                 raise run.raised
         except asyncio.TimeoutError:
@@ -387,7 +433,7 @@ async def _drive(
 def _past_limit(loop: asyncio.AbstractEventLoop, limit_at: float) -> bool:
     """On the virtual clock, a step that ended after the scenario's limit (a blocking ``time.sleep`` skipped,
     so early in real time) timed out, as it would have in real time (HARN-03)."""
-    return isinstance(loop, VirtualTimeLoop) and loop.time() > limit_at
+    return isinstance(loop, VirtualTimeLoop) and loop.time() - loop.credited_s > limit_at
 
 
 def _busy_threads(before: set[threading.Thread]) -> list[threading.Thread]:
@@ -463,13 +509,14 @@ async def _caught(outcome: Any, run: ScenarioRun) -> Any:
         return None
 
 
-async def _run_and_cancel(run: ScenarioRun, outcome: Any, after_chunks: int) -> None:
-    """NT-03: cancel the task mid-stream; it must end promptly with CancelledError."""
+async def _run_and_cancel(run: ScenarioRun, outcome: Any, cancel_now: asyncio.Event) -> None:
+    """NT-03: cancel the task mid-stream, when the host says enough chunks were delivered; it must end
+    promptly with CancelledError."""
     task = asyncio.ensure_future(_caught(outcome, run))
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + run.options.timeout
-    while not task.done() and len(run.trace.of("chunk")) < after_chunks and loop.time() < deadline:
-        await asyncio.sleep(0)
+    asked = asyncio.ensure_future(cancel_now.wait())
+    await asyncio.wait({task, asked}, timeout=run.options.timeout, return_when=asyncio.FIRST_COMPLETED)
+    asked.cancel()
     if task.done():
         run.cancelled = False
         if run.raised is None:
@@ -485,3 +532,15 @@ async def _run_and_cancel(run: ScenarioRun, outcome: Any, after_chunks: int) -> 
     run.cancelled = task.cancelled()
     if not task.cancelled() and run.raised is None:
         run.results.append(task.result())
+
+
+def _instructions(controller: AbortController | None, cancel_now: asyncio.Event) -> Callable[[str], None]:
+    """What the host's ``do`` list does on the loop: the abort plan aborts the signal, NT-03 cancels."""
+
+    def obey(what: str) -> None:
+        if what == "abort" and controller is not None:
+            controller.abort("aborted by the harness mid-stream")
+        elif what == "cancel":
+            cancel_now.set()
+
+    return obey

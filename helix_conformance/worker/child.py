@@ -122,18 +122,19 @@ class Worker:
         )
 
     def run(self, message: dict[str, Any], payload: bytes) -> None:
-        from ..replay.runner import run_scenario
+        from ..replay.runner import AdapterJob, run_adapter
         from .runs import encode_run
 
         run_id = message.get("id")
         self.send(header("started", id=run_id))  # the parent times this run from here (worker/pool.py)
         try:
-            scenario, profile, interactions, options, base_url, scripted = pickle.loads(payload)
+            job = pickle.loads(payload)
+            if not isinstance(job, AdapterJob) or job.link is None:
+                raise TypeError(f"a run's payload is an AdapterJob with a link, not {type(job).__name__}")
             guard.drain()
             escapes = escape_attempts("self")
-            run = run_scenario(
-                scenario, self.spec, profile, interactions, options, base_url=base_url, scripted=scripted
-            )
+            guard.allow_only(frozenset({job.link.http_port, job.link.control_port}))
+            run = run_adapter(job, self.spec)
             run.unintercepted.extend(guard.drain())
             escapes = escape_attempts("self") - escapes  # this run's alone (keeper.new_escapes)
             data = encode_run(run)

@@ -23,7 +23,9 @@ from ..adapters import AdapterNotFound, DriverCommand, ResolvedAdapter, Resolved
 from ..contract import AdapterContext, AdapterSpec, LLMAdapter
 from ..profiles.base import WireProfile
 from ..replay.interactions import ReplayInteraction
-from ..replay.runner import THREAD_GRACE_S, RunOptions, ScenarioRun
+from ..replay.judging import Staged, assemble, collect, stage_run
+from ..replay.runner import HARNESS_FAILED, THREAD_GRACE_S, RunOptions, ScenarioRun
+from ..replay.service import HostAddress, ReplayServiceError, replay_service
 from ..replay.trace import Trace
 from ..scenarios.model import Scenario
 from .keeper import KeeperLink, describe_memory, vitals
@@ -70,6 +72,11 @@ class AdapterProcessGarbled(Exception):
 
 class AdapterChannelTampered(AdapterProcessGarbled):
     """Something in the adapter's process read or wrote the harness's request channel: judged on NT-01."""
+
+
+class AdapterProcessFailed(Exception):
+    """The adapter's process said the harness code in it failed. That code shares the adapter's process (the
+    adapter can write such an answer, or break that code), so it is judged as the adapter's, on NT-01."""
 
 
 class WorkerStartError(Exception):
@@ -179,6 +186,11 @@ class AdapterWorker:
         self.ready: dict[str, Any] | None = None
         self.next_id = 0
         self.spawned = 0
+        self.host: HostAddress | None = None
+        """This process's replay host (replay/host.py), made on the first run and kept across restarts but for
+        a confined worker's (``replay_host``)."""
+        self.host_spawn: int | None = None
+        """Which spawn (``spawned``) the host serves, when it listens in that worker's network namespace."""
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -274,6 +286,9 @@ class AdapterWorker:
     def close(self) -> None:
         """Ask the worker to leave, then terminate, then kill it: leftover threads cannot hold pytest."""
         process, self.process, self.ready = self.process, None, None
+        if self.host is not None:
+            replay_service().close_host(self.host)
+            self.host, self.host_spawn = None, None
         if process is None:
             return
         with contextlib.suppress(OSError):
@@ -287,6 +302,42 @@ class AdapterWorker:
 
     # --- runs ----------------------------------------------------------------------------------------
 
+    def stage(self, call: tuple[Any, ...]) -> Staged:
+        """Stage ``call`` (scenario, model, profile, interactions, options, base_url, scripted) on this
+        process's host: the job to send it."""
+        scenario, model, profile, interactions, options, base_url, scripted = call
+        self.host = self.replay_host()
+        return stage_run(
+            self.host, scenario, model, profile, interactions, options, base_url=base_url, scripted=scripted
+        )
+
+    def replay_host(self) -> HostAddress:
+        """This process's replay host. A worker confined in a network namespace of its own reaches only that
+        namespace's loopback, which the replay service cannot listen on: its keeper opens the host's two
+        listening sockets there and the service serves them (a new host for each worker spawned). Elsewhere
+        the host listens on 127.0.0.1 and is kept across restarts."""
+        service = replay_service()
+        keeper = self.process.keeper if self.process is not None else None
+        if keeper is not None and keeper.hello is None:
+            keeper.wait_hello(KEEPER_HELLO_S)
+        if keeper is not None and keeper.confined:
+            if self.host is not None and self.host_spawn == self.spawned:
+                return service.host(self.host.id)
+            try:
+                listeners = (keeper.listen(), keeper.listen())
+            except OSError as exc:
+                raise ReplayServiceError(
+                    f"the replay host cannot listen in the worker's network namespace: {exc}"
+                ) from None
+            self.host_spawn = self.spawned
+            return service.host(self.host.id if self.host is not None else None, listeners)
+        if (
+            self.host is not None and self.host_spawn is not None
+        ):  # it served a namespace gone with its worker
+            service.close_host(self.host)
+            self.host, self.host_spawn = None, None
+        return service.host(self.host.id if self.host is not None else None)
+
     def run_scenario(
         self,
         scenario: Scenario,
@@ -298,9 +349,8 @@ class AdapterWorker:
         base_url: str | None = None,
         scripted: tuple[Any, ...] = (),
     ) -> ScenarioRun:
-        """Same signature and meaning as ``replay.runner.run_scenario``, run in the worker."""
+        """Same signature and meaning as ``replay.judging.run_scenario``, run in the worker."""
         started = time.monotonic()
-        payload = dumps((scenario, profile, interactions, options, base_url, scripted))
         idle_death = self.process.popen.poll() if self.process is not None else None
         if idle_death is not None:  # ended after the previous run returned: a thread the adapter left
             ended = how_it_ended(self.process)[1]
@@ -321,6 +371,11 @@ class AdapterWorker:
                 setup=f"the adapter's process could not be started again: {exc}",
             )
         assert self.process is not None
+        try:
+            staged = self.stage((scenario, spec.model, profile, interactions, options, base_url, scripted))
+        except ReplayServiceError as exc:
+            return harness_failed(options, interactions, started, exc)
+        payload = dumps(staged.job)
         self.next_id += 1
         run_id = self.next_id
         deadline = time.monotonic() + options.real_limit_s * options.steps + THREAD_GRACE_S + WORKER_GRACE_S
@@ -338,8 +393,8 @@ class AdapterWorker:
             note = vitals(self.process.popen.pid)  # before it is killed: memory, a stopped process
             self.kill()
             if not received:
-                return lost_run(options, interactions, started, raised=never_received())
-            return lost_run(options, interactions, started, timed_out=True, note=note)
+                return lost_run(options, interactions, started, raised=never_received(), staged=staged)
+            return lost_run(options, interactions, started, timed_out=True, note=note, staged=staged)
         except (ChannelClosed, OSError):
             code, ended = how_it_ended(self.process)
             self.kill()
@@ -348,37 +403,62 @@ class AdapterWorker:
                 interactions,
                 started,
                 raised=ended_during_step(code, ended),
+                staged=staged,
             )
         except ProtocolError as exc:
             self.kill()
-            return lost_run(options, interactions, started, raised=garbled(str(exc)))
+            return lost_run(options, interactions, started, raised=garbled(str(exc)), staged=staged)
         if answer.get("type") == "tampered":
             self.kill()
-            return lost_run(options, interactions, started, raised=tampered(str(answer.get("what"))))
+            return lost_run(
+                options, interactions, started, raised=tampered(str(answer.get("what"))), staged=staged
+            )
         if answer.get("type") == "failed":
             return lost_run(
-                options,
-                interactions,
-                started,
-                setup=f"the worker could not run the scenario: {answer.get('message')}",
+                options, interactions, started, raised=failed_in_process(answer.get("message")), staged=staged
             )
         if answer.get("type") != "result":
             self.kill()
             return lost_run(
-                options, interactions, started, raised=garbled(f"a {answer.get('type')!r} message")
+                options,
+                interactions,
+                started,
+                raised=garbled(f"a {answer.get('type')!r} message"),
+                staged=staged,
             )
         try:
-            run = decode_run(answer.get("run"), options, interactions)
+            account = decode_run(answer.get("run"), options, interactions)
         except SnapshotError as exc:
             self.kill()
-            return lost_run(options, interactions, started, raised=garbled(str(exc)))
-        if self.process.keeper is not None:
-            run.unintercepted.extend(self.process.keeper.after_run(answer.get("escapes")))
-        if run.timed_out:
-            run.hang_note = vitals(self.process.popen.pid)
+            return lost_run(options, interactions, started, raised=garbled(str(exc)), staged=staged)
+        # What the keeper saw (HARN-01) and what a hung worker looked like (HARN-03), before it is killed.
+        keeper = self.process.keeper
+        outside = keeper.after_run(answer.get("escapes")) if keeper is not None else []
+        note = vitals(self.process.popen.pid) if account.timed_out else ""
+        if account.timed_out:
             self.kill()  # a thread of the adapter may still spin in there: start the next run clean
+        run = judged(options, interactions, staged, account, started)
+        run.unintercepted.extend(outside)
+        if run.timed_out and not note and self.process is not None:
+            note = vitals(self.process.popen.pid)
+        run.hang_note = note if run.timed_out else ""
         run.duration_s = time.monotonic() - started
         return run
+
+
+def judged(
+    options: RunOptions,
+    interactions: list[ReplayInteraction],
+    staged: Staged,
+    account: ScenarioRun,
+    started: float,
+) -> ScenarioRun:
+    """The run the checks read: the adapter's account of it merged with its host's record."""
+    try:
+        record = collect(staged)
+    except ReplayServiceError as exc:
+        return harness_failed(options, interactions, started, exc)
+    return assemble(options, interactions, record, account, garbled)
 
 
 def lost_run(
@@ -390,9 +470,14 @@ def lost_run(
     raised: BaseException | None = None,
     setup: str | None = None,
     note: str = "",
+    staged: Staged | None = None,
 ) -> ScenarioRun:
     """The run of a worker that hung, ended or broke the protocol: what happened is its outcome (``note``:
-    what its processes looked like when it was given up on)."""
+    what its processes looked like when it was given up on). Its host ends the run (``staged``), and what it
+    recorded is dropped: the run has no result to judge it by."""
+    if staged is not None:
+        with contextlib.suppress(ReplayServiceError):
+            collect(staged, grace_s=0.0)
     run = ScenarioRun(options=options, trace=Trace(), interactions=interactions)
     run.timed_out, run.raised, run.setup_error, run.hang_note = timed_out, raised, setup, note
     run.duration_s = time.monotonic() - started
@@ -425,6 +510,21 @@ def never_received() -> AdapterChannelTampered:
         "the worker never acknowledged this run's request, so it never started it: something in the adapter's "
         "process took the request off the harness's channel, or kept the worker from reading it the whole time"
     )
+
+
+def failed_in_process(message: Any) -> AdapterProcessFailed:
+    return AdapterProcessFailed(
+        f"the adapter's process reported that the harness code running in it failed "
+        f"({str(message)[:300]}); that code shares the adapter's process, so the failure is judged as the "
+        "adapter's (a harness bug would show on the reference adapters too)"
+    )
+
+
+def harness_failed(
+    options: RunOptions, interactions: list[ReplayInteraction], started: float, exc: Exception
+) -> ScenarioRun:
+    """The judging side's own replay failed: a harness bug, never the adapter's."""
+    return lost_run(options, interactions, started, setup=f"{HARNESS_FAILED}: {exc}")
 
 
 def garbled(what: str) -> AdapterProcessGarbled:

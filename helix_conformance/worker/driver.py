@@ -1,9 +1,10 @@
 """The parent's side of a foreign driver (protocol version 2): a process that runs an adapter in another
-language (Node: ``drivers/node``), answering JSON lines, with the adapter's HTTP served by the replay server.
+language (Node: ``drivers/node``), answering JSON lines, with the adapter's HTTP served by its replay host.
 
 One driver per pytest process, reused for every run, as the Python worker (client.py): what a driver that
 died, hung or garbled its channel did becomes the run's outcome (NT-01, HARN-03) and the driver is replaced.
-Callback messages land in the run's trace as they arrive, between the server's chunk events, in real order.
+The run is staged on the driver's host like a Python worker's (replay/judging.py): the driver's link reports
+where each callback fell among the deliveries, its channel carries the callbacks' arguments and the results.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from ..adapters import AdapterNotFound, ResolvedAdapter
 from ..contract import AdapterSpec
 from ..profiles.base import WireProfile
 from ..replay.interactions import ReplayInteraction
-from ..replay.over_http import hold_points
+from ..replay.judging import Staged, assemble, collect, stage_run
 from ..replay.runner import REPLAY_API_KEY, RunOptions, ScenarioRun, adapter_timeout
-from ..replay.server import ReplayServer
+from ..replay.service import HostAddress, ReplayServiceError, replay_service
 from ..replay.trace import Trace
 from ..scenarios.model import Scenario
 from .client import (
@@ -35,6 +36,7 @@ from .client import (
     _wait_exit,
     describe_exit,
     garbled,
+    harness_failed,
     kill,
     spec_from_ready,
 )
@@ -50,17 +52,8 @@ MAX_REPORTED = 20
 """Unhandled rejections and uncaught exceptions (NT-01), and leftover timers (HARN-04), kept per run."""
 MAX_OUTPUT_CHARS = 128 * 1024
 """Of a run's captured stdout/stderr (the Node driver keeps 64 KiB: its start and its end)."""
-ABORT_ACK_S = 1.0
-"""How long the server waits for the driver's ``abort_sent`` before recording the abort itself."""
-
-
-def _abort_point(scenario: Scenario, options: RunOptions) -> int | None:
-    """Before which event the harness aborts the run's signal: the scenario's abort plan, or NT-03's cancel
-    point (a JavaScript step is cancelled through its signal)."""
-    if options.cancel_after_chunks is not None:
-        return options.cancel_after_chunks
-    abort = scenario.abort
-    return None if abort is None or abort.before else abort.after_events
+CANCELLED_BY_HARNESS = "cancelled by the harness"
+"""The ``abort_sent`` name (and the link's mark) of NT-03's abort of the signal at the host's cancel point."""
 
 
 def _cancelled(run: ScenarioRun, state: _RunState) -> None:
@@ -84,13 +77,11 @@ def message(kind: str, **fields: Any) -> dict[str, Any]:
 
 @dataclass
 class _RunState:
-    """What the server thread and the reading thread share during one run."""
-
     id: int
     trace: Trace
-    abort_recorded: bool = False
     abort_sent_at: float | None = None
-    """When the harness aborted the run's signal (``time.monotonic``): NT-03 times the settling from here."""
+    """When the driver aborted the run's signal at the host's cancel point (``time.monotonic``): NT-03 times the
+    settling from here."""
     returned_at: float | None = None
 
 
@@ -109,6 +100,8 @@ class DriverWorker:
         self.next_id = 0
         self.spawned = 0
         self.write_lock = threading.Lock()
+        self.host: HostAddress | None = None
+        """This driver's replay host, made on its first run and kept across restarts."""
 
     # --- lifecycle -----------------------------------------------------------------------------------
 
@@ -174,6 +167,9 @@ class DriverWorker:
     def close(self) -> None:
         """Ask the driver to leave, then terminate, then kill it."""
         process, self.process, self.ready = self.process, None, None
+        if self.host is not None:
+            replay_service().close_host(self.host)
+            self.host = None
         if process is None:
             return
         with contextlib.suppress(OSError), self.write_lock:
@@ -213,67 +209,87 @@ class DriverWorker:
         except (WorkerStartError, AdapterNotFound) as exc:
             run.setup_error = f"the driver process could not be started again: {exc}"
             return run
+        try:
+            self.host = replay_service().host(self.host.id if self.host is not None else None)
+            staged = stage_run(
+                self.host,
+                scenario,
+                spec.model,
+                profile,
+                interactions,
+                options,
+                base_url=base_url,
+                scripted=scripted,
+            )
+        except ReplayServiceError as exc:
+            return harness_failed(options, interactions, started, exc)
+        started = time.monotonic()  # the run's own time, from here (the service may have had to start)
         self.next_id += 1
         state = _RunState(self.next_id, run.trace)
         abort = scenario.abort
-        if abort is not None and abort.before and options.with_signal:
-            run.trace.add("abort", name="before")
-        timeout = adapter_timeout(options.timeout)
-        server = ReplayServer(
-            interactions,
-            profile,
-            run.trace,
-            options.plan,
-            read_timeout=timeout,
-            abort_after_events=_abort_point(scenario, options),
-            on_abort=(lambda index, i: self._abort(state)) if options.with_signal else None,
-            hold=hold_points(scenario, profile, interactions, options),
+        link = staged.job.link
+        assert link is not None
+        request = message(
+            "run",
+            id=state.id,
+            input=encode_input(
+                scenario.messages,
+                scenario.tools,
+                scenario.llm_config(spec.model, spec.wire_profile),
+                options.agent_id,
+                "conformance",
+            ),
+            context={
+                "apiKey": REPLAY_API_KEY,
+                "baseUrl": staged.job.base_url,
+                "timeout": adapter_timeout(options.timeout),
+                "scriptedResponses": [],
+            },
+            callbacks=options.callbacks,
+            withSignal=options.with_signal,
+            abortBefore=bool(abort is not None and abort.before),
+            abortOnTextDelta=options.abort_on_text_delta,
+            steps=options.steps,
+            lateWaitMs=round(options.late_wait_s * 1000, 3),
+            replay={
+                "httpPort": link.http_port,
+                "controlPort": link.control_port,
+                "token": link.token,
+                "virtualTime": options.virtual_time,
+                "limitMs": round(options.limit_s * options.steps * 1000),
+            },
         )
-        with server:
-            request = message(
-                "run",
-                id=state.id,
-                input=encode_input(
-                    scenario.messages,
-                    scenario.tools,
-                    scenario.llm_config(spec.model, spec.wire_profile),
-                    options.agent_id,
-                    "conformance",
-                ),
-                context={
-                    "apiKey": REPLAY_API_KEY,
-                    "baseUrl": server.base_url(base_url or profile.default_base_url),
-                    "timeout": timeout,
-                    "scriptedResponses": [],
-                },
-                callbacks=options.callbacks,
-                withSignal=options.with_signal,
-                abortBefore=bool(abort is not None and abort.before),
-                abortOnTextDelta=options.abort_on_text_delta,
-                steps=options.steps,
-                lateWaitMs=round(options.late_wait_s * 1000, 3),
-            )
-            self._converse(run, state, request)
-        run.unused_interactions = server.unused()
+        completed = self._converse(run, state, request)
         run.duration_s = time.monotonic() - started
+        run = self._judged(options, interactions, staged, run, completed)
         if options.cancel_after_chunks is not None:
             _cancelled(run, state)
         return run
 
-    def _abort(self, state: _RunState) -> None:
-        """The abort plan fired (server thread): tell the driver, and let its ``abort_sent`` place the event."""
-        state.abort_sent_at = time.monotonic()
-        with contextlib.suppress(OSError, AssertionError):
-            self.send(message("abort", id=state.id, reason="aborted by the harness mid-stream"))
-        deadline = time.monotonic() + ABORT_ACK_S
-        while not state.abort_recorded and time.monotonic() < deadline:
-            time.sleep(0.001)
-        if not state.abort_recorded:
-            state.abort_recorded = True
-            state.trace.add("abort", name="sent; the driver did not acknowledge it")
+    def _judged(
+        self,
+        options: RunOptions,
+        interactions: list[ReplayInteraction],
+        staged: Staged,
+        run: ScenarioRun,
+        completed: bool,
+    ) -> ScenarioRun:
+        """The run merged with the host's record; a run the driver did not finish keeps no record."""
+        try:
+            record = collect(staged, grace_s=DONE_GRACE_S if completed else 0.0)
+        except ReplayServiceError as exc:
+            return harness_failed(options, interactions, time.monotonic(), exc)
+        if not completed:
+            run.trace = Trace()
+            return run
+        duration = run.duration_s
+        run = assemble(options, interactions, record, run, garbled)
+        run.duration_s = duration
+        return run
 
-    def _converse(self, run: ScenarioRun, state: _RunState, request: dict[str, Any]) -> None:
-        """Send the run and turn the driver's messages into the run, until ``done`` or a broken driver."""
+    def _converse(self, run: ScenarioRun, state: _RunState, request: dict[str, Any]) -> bool:
+        """Send the run and turn the driver's messages into the adapter's account of the run, until ``done``
+        (True) or a broken driver (False: the run's outcome says how it broke)."""
         assert self.process is not None
         options, trace, decoder = run.options, run.trace, HelixDecoder()
         deadline = time.monotonic() + options.limit_s + RETURN_GRACE_S  # a driver's clock is real
@@ -290,9 +306,11 @@ class DriverWorker:
                 elif kind == "callback_done":
                     trace.add("callback_done", name=snake(str(got.get("name"))))
                 elif kind == "abort_sent":
-                    if not state.abort_recorded:
-                        state.abort_recorded = True
-                        trace.add("abort", name=str(got.get("name") or "harness"))
+                    if got.get("name") == CANCELLED_BY_HARNESS:
+                        state.abort_sent_at = state.abort_sent_at or time.monotonic()
+                        trace.add("abort", name=CANCELLED_BY_HARNESS)
+                    else:
+                        trace.add("abort", name="from on_text_delta")
                 elif kind == "returned":
                     state.returned_at = state.returned_at or time.monotonic()
                     self._returned(run, decoder, got)
@@ -306,18 +324,18 @@ class DriverWorker:
                     run.output = str(got.get("output") or "")[:MAX_OUTPUT_CHARS]
                     run.escaped = [str(u)[:1000] for u in got.get("uncaught") or ()][:MAX_REPORTED]
                     run.pending_tasks = [str(p)[:1000] for p in got.get("pending") or ()][:MAX_REPORTED]
-                    return
+                    return True
                 elif kind in ("failed", "error"):
                     run.setup_error = (
                         f"the driver could not run the scenario: {str(got.get('message'))[:2000]}"
                     )
-                    return
+                    return True
                 else:
                     raise ProtocolError(f"a {kind!r} message")
         except ChannelTimeout:
             self._kill()
             if run.results and len(run.results) >= options.steps:
-                return  # every step returned; only `done` is late: the late-callback window is over
+                return True  # every step returned; only `done` is late: the late-callback window is over
             run.timed_out = True
         except (ChannelClosed, OSError):
             code = _wait_exit(self.process)
@@ -329,6 +347,7 @@ class DriverWorker:
         except ProtocolError as exc:
             self._kill()
             run.raised = garbled(str(exc))
+        return False
 
     def _returned(self, run: ScenarioRun, decoder: HelixDecoder, got: dict[str, Any]) -> None:
         if "raised" in got and got.get("raised") is not None:

@@ -3,8 +3,9 @@
 Audit events fire inside CPython's C code, so ``connect_ex``, ``_socket`` used directly, ``super().connect``,
 UDP and TCP Fast Open ``sendto`` and name lookups are all seen, whatever Python code they come through.
 Connections and lookups are judged on the address itself: loopback addresses and ``localhost`` pass, every
-other host (``127.example.com`` included) is refused. Starting or forking a process is refused outright (a
-child process would escape the hook), and so is signalling another process (pytest among them). ctypes
+other host (``127.example.com`` included) is refused; once the worker knows its replay host, a loopback
+connection passes only to that host's ports (``allow_only``). Starting or forking a process is refused outright
+(a child process would escape the hook), and so is signalling another process (pytest among them). ctypes
 lookups of the C functions that would do the same behind the hook's back (``connect``, ``fork``, ``execve``,
 ``syscall``…) are refused by name. Native code that calls them directly is not seen here: the sandbox
 (worker/sandbox.py) is what contains it, where the system allows. Every refusal is kept for HARN-01.
@@ -74,6 +75,8 @@ _INET = (socket.AF_INET, socket.AF_INET6)
 _refused: list[str] = []
 _lock = threading.Lock()
 _installed = False
+_loopback_ports: frozenset[int] | None = None
+"""The only loopback ports a connection may reach once set (the replay host's: ``allow_only``)."""
 
 
 class NetworkRefused(ConnectionRefusedError):
@@ -99,6 +102,13 @@ def is_loopback_host(host: Any) -> bool:
         return False
 
 
+def allow_only(ports: frozenset[int]) -> None:
+    """From now on, loopback connections reach only these ports (the run's replay host, its HTTP and its
+    link): the adapter's own loopback servers are refused like the network."""
+    global _loopback_ports
+    _loopback_ports = ports
+
+
 def drain() -> list[str]:
     """The refusals since the last call (the worker attaches them to the run that made them)."""
     with _lock:
@@ -116,8 +126,8 @@ def _refuse(what: str, error: type[OSError]) -> None:
             "nor look up the C functions that would (HARN-01)"
         )
     raise error(
-        f"helix-conformance: {what} refused; during a scenario only the replayed HTTP clients (httpx, httpx2) "
-        "may reach the network (HARN-01)"
+        f"helix-conformance: {what} refused; during a scenario the adapter reaches only the replay host at "
+        "AdapterContext.base_url (HARN-01)"
     )
 
 
@@ -157,7 +167,11 @@ def _judge_socket(event: str, args: tuple[Any, ...]) -> None:
         if address is None or getattr(sock, "family", None) not in _INET:
             return  # AF_UNIX paths, connected UDP sends without an address
         host = address[0] if isinstance(address, tuple) and address else address
-        if not is_loopback_host(host):
+        port = address[1] if isinstance(address, tuple) and len(address) > 1 else None
+        allowed = _loopback_ports
+        if not is_loopback_host(host) or (
+            allowed is not None and event == "socket.connect" and port not in allowed
+        ):
             verb = {"socket.connect": "connect", "socket.sendto": "sendto", "socket.sendmsg": "sendmsg"}[
                 event
             ]

@@ -23,7 +23,9 @@ from typing import Any, Literal
 
 from ..adapters import AdapterNotFound
 from ..replay.interactions import ReplayInteraction
+from ..replay.judging import Staged, collect
 from ..replay.runner import THREAD_GRACE_S, RunOptions, ScenarioRun
+from ..replay.service import ReplayServiceError
 from .client import (
     HANDSHAKE_TIMEOUT_S,
     WORKER_GRACE_S,
@@ -32,8 +34,11 @@ from .client import (
     WorkerStartError,
     ended_between_runs,
     ended_during_step,
+    failed_in_process,
     garbled,
+    harness_failed,
     how_it_ended,
+    judged,
     lost_run,
     never_received,
     tampered,
@@ -66,20 +71,28 @@ class Ticket:
     pool: WorkerPool
     id: int
     call: tuple[Any, ...]
-    """(scenario, profile, interactions, options, base_url, scripted): what the worker's run_scenario gets."""
+    """(scenario, model, profile, interactions, options, base_url, scripted): what is staged on the worker's
+    host (``AdapterWorker.stage``)."""
     urgent: bool
     state: TicketState = "queued"
     run: ScenarioRun | None = None
     received: bool = False
     """The worker acknowledged the run's frame (a run sent but never received was taken off the channel)."""
+    staged: Staged | None = None
+    """Its stage on the host of the worker it was sent to (staged again if it is sent again)."""
 
     @property
     def options(self) -> RunOptions:
-        return self.call[3]  # type: ignore[no-any-return]
+        return self.call[4]  # type: ignore[no-any-return]
 
     @property
     def interactions(self) -> list[ReplayInteraction]:
-        return self.call[2]  # type: ignore[no-any-return]
+        return self.call[3]  # type: ignore[no-any-return]
+
+    def lost(self, **outcome: Any) -> ScenarioRun:
+        """The run lost with its worker (``lost_run``); its stage is ended on the host."""
+        staged, self.staged = self.staged, None
+        return lost_run(self.options, self.interactions, time.monotonic(), staged=staged, **outcome)
 
     def limit(self) -> float:
         return self.options.real_limit_s * self.options.steps + THREAD_GRACE_S + WORKER_GRACE_S
@@ -156,8 +169,8 @@ class WorkerPool(RunPool["Ticket"]):
 
     def take(self, call: RunCall, *, urgent: bool) -> Ticket:
         self.next_id += 1
-        scenario, _spec, *rest = call  # the worker has its own spec
-        ticket = Ticket(self, self.next_id, (scenario, *rest), urgent)
+        scenario, spec, *rest = call  # the worker has its own spec; its model is staged
+        ticket = Ticket(self, self.next_id, (scenario, spec.model, *rest), urgent)
         enqueue(self.backlog, ticket)
         self._dispatch()
         return ticket
@@ -221,20 +234,19 @@ class WorkerPool(RunPool["Ticket"]):
         for ticket in list(self.backlog):
             why = " / ".join(dict.fromkeys(s.broken for s in self.slots))
             self._finish(
-                ticket,
-                lost_run(
-                    ticket.options,
-                    ticket.interactions,
-                    time.monotonic(),
-                    setup=f"the adapter's process could not be started again: {why}",
-                ),
+                ticket, ticket.lost(setup=f"the adapter's process could not be started again: {why}")
             )
         self.backlog.clear()
 
     def _send(self, slot: _Slot, ticket: Ticket) -> None:
         process = slot.worker.process
         assert process is not None
-        payload = dumps(ticket.call)
+        try:
+            ticket.staged = slot.worker.stage(ticket.call)
+        except ReplayServiceError as exc:
+            self._finish(ticket, harness_failed(ticket.options, ticket.interactions, time.monotonic(), exc))
+            return
+        payload = dumps(ticket.staged.job)
         frame = process.frame(header("run", id=ticket.id, encoding="pickle", urgent=ticket.urgent), payload)
         ticket.received = False
         if not slot.held and slot.current is None:
@@ -354,25 +366,24 @@ class WorkerPool(RunPool["Ticket"]):
         slot.held.remove(ticket)
         took, slot.current, slot.since = now - slot.since, None, now
         if kind == "failed":
-            run = lost_run(
-                ticket.options,
-                ticket.interactions,
-                now,
-                setup=f"the worker could not run the scenario: {message.get('message')}",
-            )
+            run = ticket.lost(raised=failed_in_process(message.get("message")))
         elif kind == "result":
             try:
-                run = decode_run(message.get("run"), ticket.options, ticket.interactions)
+                account = decode_run(message.get("run"), ticket.options, ticket.interactions)
             except SnapshotError as exc:
                 slot.held.insert(0, ticket)
                 slot.current = ticket
                 self._garbled(slot, str(exc))
                 return
+            assert ticket.staged is not None
+            staged, ticket.staged = ticket.staged, None
+            run = judged(ticket.options, ticket.interactions, staged, account, now)
             run.duration_s = took
             if slot.worker.process is not None and slot.worker.process.keeper is not None:
                 run.unintercepted.extend(slot.worker.process.keeper.after_run(message.get("escapes")))
             if run.timed_out:
                 run.hang_note = vitals(slot.worker.process.popen.pid) if slot.worker.process else ""
+            if account.timed_out:
                 self._restart(slot)  # a thread of the adapter may still spin in there: start clean
         else:
             slot.held.insert(0, ticket)
@@ -408,15 +419,9 @@ class WorkerPool(RunPool["Ticket"]):
         if ticket is None:
             return
         if not ticket.received:  # it never arrived, though the channel delivered it: taken off it
-            self._finish(
-                ticket,
-                lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=never_received()),
-            )
+            self._finish(ticket, ticket.lost(raised=never_received()))
             return
-        self._finish(
-            ticket,
-            lost_run(ticket.options, ticket.interactions, time.monotonic(), timed_out=True, note=note),
-        )
+        self._finish(ticket, ticket.lost(timed_out=True, note=note))
 
     def _ended(self, slot: _Slot) -> None:
         code, ended = how_it_ended(slot.worker.process)
@@ -430,9 +435,7 @@ class WorkerPool(RunPool["Ticket"]):
         self._restart(slot)
         if ticket is not None:
             raised = ended_during_step(code, ended) if started else ended_between_runs(code, ended)
-            self._finish(
-                ticket, lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=raised)
-            )
+            self._finish(ticket, ticket.lost(raised=raised))
 
     def _garbled(self, slot: _Slot, what: str, why: Callable[[str], Exception] = garbled) -> None:
         if slot.starting_until is not None:  # its hello was answered with garbage: not started again
@@ -440,9 +443,7 @@ class WorkerPool(RunPool["Ticket"]):
         ticket = self._victim(slot)
         self._restart(slot)
         if ticket is not None:
-            self._finish(
-                ticket, lost_run(ticket.options, ticket.interactions, time.monotonic(), raised=why(what))
-            )
+            self._finish(ticket, ticket.lost(raised=why(what)))
 
     def _restart(self, slot: _Slot) -> None:
         """Kill the worker; the runs it still held go back to the front of the queue, for another worker or
@@ -451,6 +452,10 @@ class WorkerPool(RunPool["Ticket"]):
         slot.current, slot.starting_until = None, None
         held, slot.held = slot.held, []
         for ticket in reversed(held):
+            if ticket.staged is not None:  # its stage on this worker's host is over: staged again when sent
+                staged, ticket.staged = ticket.staged, None
+                with contextlib.suppress(ReplayServiceError):
+                    collect(staged, grace_s=0.0)
             if ticket.state == "cancelled":
                 continue
             ticket.state = "queued"

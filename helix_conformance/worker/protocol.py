@@ -19,7 +19,7 @@ from typing import Any
 
 import pydantic_core
 
-from ..replay.clock import waits_for_others
+from ..replay.idle_threads import waits_for_others
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024

@@ -2,10 +2,12 @@
 /** The driver: answers the harness's protocol-v2 messages for one adapter module, and never dies of the adapter. */
 
 import { Channel, PROTOCOL_VERSION } from './channel.js';
+import { virtualClock } from './clock.js';
 import { describeFailure } from './encode.js';
 import { LeftoverWork } from './leftovers.js';
 import { LoadError, loadAdapter } from './load.js';
 import { OutputCapture } from './output.js';
+import { replayLink } from './replay.js';
 import { abortReason, executeRun } from './run.js';
 
 /**
@@ -13,6 +15,8 @@ import { abortReason, executeRun } from './run.js';
  * @param {{readFd: number, writeFd: number}} fds
  */
 export function runDriver({ readFd, writeFd }) {
+  // Before any adapter is imported: its timers, Date and performance.now run on the run's clock (clock.js).
+  const link = replayLink(virtualClock());
   const channel = new Channel(readFd, writeFd);
   const send = (/** @type {Record<string, unknown>} */ m) => channel.send(m);
   /** @type {import('./load.js').LoadedAdapter | undefined} */
@@ -33,6 +37,7 @@ export function runDriver({ readFd, writeFd }) {
   const capture = new OutputCapture();
   capture.install();
   const leftovers = new LeftoverWork();
+  leftovers.watchClock(link.clock);
 
   /** @param {Record<string, any>} message */
   const handle = async (message) => {
@@ -66,7 +71,7 @@ export function runDriver({ readFd, writeFd }) {
         const runSend = (/** @type {Record<string, unknown>} */ m) =>
           send(m.type === 'done' && m.id === message.id ? { ...m, pending: leftovers.end(state), output: capture.end(output) } : m);
         try {
-          await executeRun(message, loaded, runSend, state);
+          await executeRun(message, loaded, runSend, state, link);
         } catch (err) {
           send({ type: 'failed', id: message.id, message: `helix-driver failed: ${describeFailure(err)}` });
         } finally {

@@ -57,6 +57,34 @@ export class LeftoverWork {
   }
 
   /**
+   * A fake clock's timers (clock.js), which async hooks do not see: the clock tells each new timer here, and
+   * those the adapter created during a run and left live are reported with the run's `end`.
+   * @param {{onAdd: (timer: import('./clock.js').FakeTimer) => void}} clock
+   */
+  watchClock(clock) {
+    /** @type {Map<import('./clock.js').FakeTimer, {run: object, frames: string[]}>} */
+    const created = new Map();
+    clock.onAdd = (timer) => {
+      if (this.active === undefined) return;
+      const frames = creationFrames(true); // the fake clock's own frames first: the driver's
+      if (frames.length === 0 || !isAdapters(frames[0])) return;
+      created.set(timer, { run: this.active, frames });
+    };
+    this.addSource((run) => {
+      /** @type {string[]} */
+      const left = [];
+      for (const [timer, { run: owner, frames }] of created) {
+        if (owner !== run) continue;
+        created.delete(timer);
+        if (!timer.live || timer.internal) continue;
+        const resource = { _idleTimeout: timer.delay, _repeat: timer.repeat, hasRef: () => timer.hasRef() };
+        left.push(describe({ type: 'Timeout', resource, frames }));
+      }
+      return left;
+    });
+  }
+
+  /**
    * Count what is created from now on as `run`'s.
    * @param {object} run
    */
@@ -103,9 +131,10 @@ const SELF = DRIVER_SOURCES.map((source) => `${source}leftovers.js`);
  * The frames below the timer machinery and this module: the first is the code that scheduled it. Taken as call
  * sites, not a formatted stack (formatting every timer's stack was a tenth of a stream-heavy SDK's time), and
  * none when the first is not the adapter's: the rest is formatted only for work the adapter may leave behind.
+ * @param {boolean} [belowDriver] skip the driver's frames on top (a fake clock's timer is made in clock.js)
  * @returns {string[]}
  */
-function creationFrames() {
+function creationFrames(belowDriver = false) {
   const saved = Error.prepareStackTrace;
   /** @type {{stack?: unknown}} */
   const holder = {};
@@ -124,6 +153,7 @@ function creationFrames() {
   for (const site of sites) {
     const frame = String(site);
     if (TIMER_MACHINERY.test(frame) || SELF.some((file) => frame.includes(file))) continue;
+    if (frames.length === 0 && belowDriver && DRIVER_SOURCES.some((source) => frame.includes(source))) continue;
     if (frames.length === 0 && !isAdapters(frame)) return [frame];
     frames.push(frame);
   }

@@ -2,9 +2,14 @@
 /** One `run`: build the adapter with the context, call generateStep `steps` times, report everything. */
 
 import { recordingCallbacks } from './callbacks.js';
+import { real } from './clock.js';
 import { Encoder, encodeRaised, safeString } from './encode.js';
 import { buildInput, snapshotInput } from './input.js';
 
+/** The name of NT-03's abort, on the channel (`abort_sent`) and the link (worker/driver.py says the same). */
+const CANCELLED_BY_HARNESS = 'cancelled by the harness';
+/** How a run the harness could not replay starts its setup error (replay/runner.py HARNESS_FAILED). */
+const HARNESS_FAILED = "helix-conformance's replay failed (a harness bug)";
 /** Event-loop turns watched after the last return, so a callback fired by leftover work is reported (STR-07). */
 const LATE_TURNS = 8;
 
@@ -20,29 +25,59 @@ const LATE_TURNS = 8;
  * @param {import('./load.js').LoadedAdapter} loaded
  * @param {(message: Record<string, unknown>) => void} send
  * @param {RunState} state
+ * @param {import('./replay.js').ReplayLink} link
  */
-export async function executeRun(message, loaded, send, state) {
+export async function executeRun(message, loaded, send, state, link) {
   const id = message.id;
   const encoder = new Encoder();
   const controller = state.controller;
   if (message.abortBefore && controller) controller.abort(abortReason('aborted before the step started'));
+  const steps = Number.isInteger(message.steps) && message.steps > 0 ? message.steps : 1;
+  const replay = message.replay;
+  if (replay) {
+    // The run's HTTP goes to its replay host; the link tells it when the adapter is idle (replay.js).
+    const begun = await link.begin(
+      replay,
+      () => {
+        if (controller && !controller.signal.aborted) controller.abort(abortReason('aborted by the harness mid-stream'));
+      },
+      () => {
+        // NT-03 at the host's cancel point: a JavaScript step is cancelled by aborting its signal (a promise
+        // cannot be stopped otherwise); said first, so what the abort causes comes after it.
+        if (!controller || controller.signal.aborted) return;
+        send({ type: 'abort_sent', id, name: CANCELLED_BY_HARNESS });
+        link.mark('abort', CANCELLED_BY_HARNESS);
+        controller.abort(abortReason('aborted by the harness mid-stream'));
+      },
+    );
+    if (begun !== 'begun') {
+      const why = begun === 'over' ? "never received the run's stage" : `answered '${begun}'`;
+      finish(send, state, id, { setupError: `${HARNESS_FAILED}: the replay host ${why} when the run began` });
+      return;
+    }
+  }
   let seq = 0;
   let textDeltas = 0;
   const callbacks = recordingCallbacks(message.callbacks ?? 'async', {
     record(name, args) {
       seq += 1;
-      if (state.active) send({ type: 'callback', id, seq, name, args: args.map((a) => encoder.encode(a)) });
-      else process.stderr.write(`helix-driver: ${name} called after run ${id} was over\n`);
+      if (state.active) {
+        send({ type: 'callback', id, seq, name, args: args.map((a) => encoder.encode(a)) });
+        link.mark('callback', snakeCase(name));
+      } else process.stderr.write(`helix-driver: ${name} called after run ${id} was over\n`);
       return seq;
     },
     settled(name, callSeq) {
-      if (state.active) send({ type: 'callback_done', id, seq: callSeq, name });
+      if (!state.active) return;
+      send({ type: 'callback_done', id, seq: callSeq, name });
+      link.mark('callback_done', snakeCase(name));
     },
     after(name) {
       if (name !== 'onTextDelta' || message.abortOnTextDelta == null || !controller) return;
       textDeltas += 1;
       if (textDeltas === message.abortOnTextDelta) {
         send({ type: 'abort_sent', id, name: 'from onTextDelta' });
+        link.mark('abort', 'from on_text_delta');
         controller.abort(abortReason('aborted by the caller from onTextDelta'));
       }
     },
@@ -53,16 +88,19 @@ export async function executeRun(message, loaded, send, state) {
   try {
     adapter = await loaded.createAdapter(adapterContext(message.context ?? {}));
   } catch (err) {
+    link.end();
     finish(send, state, id, { setupError: `createAdapter threw ${describe(err)}` });
     return;
   }
-  const steps = Number.isInteger(message.steps) && message.steps > 0 ? message.steps : 1;
   for (let step = 0; step < steps; step += 1) {
+    if (replay) link.step(Number(replay.limitMs ?? 10000) / steps);
     const input = buildInput(message.input ?? {}, callbacks, message.withSignal === false ? undefined : controller?.signal);
     const inputBefore = snapshotInput(input);
-    const started = performance.now();
-    const returned = (/** @type {Record<string, unknown>} */ fields) =>
-      send({ type: 'returned', id, step, ...fields, inputBefore, inputAfter: snapshotInput(input), stepMs: performance.now() - started });
+    const started = real.now();
+    const returned = (/** @type {Record<string, unknown>} */ fields) => {
+      send({ type: 'returned', id, step, ...fields, inputBefore, inputAfter: snapshotInput(input), stepMs: real.now() - started });
+      link.mark('returned');
+    };
     let outcome;
     try {
       const generateStep = adapter?.generateStep;
@@ -87,7 +125,13 @@ export async function executeRun(message, loaded, send, state) {
   }
   for (let turn = 0; turn < LATE_TURNS; turn += 1) await new Promise((resolve) => setImmediate(resolve));
   await new Promise((resolve) => setTimeout(resolve, Number(message.lateWaitMs ?? 1)));
+  link.end();
   finish(send, state, id, {});
+}
+
+/** `onTextDelta` → `on_text_delta`: the trace's names, which the link's marks carry. @param {string} name */
+function snakeCase(name) {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
 /**

@@ -1,0 +1,93 @@
+// The link's side of the replay (src/replay.js), against a host the test plays: when an offered jump is taken.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { test } from 'node:test';
+
+import { VirtualClock } from '../src/clock.js';
+import { ReplayLink } from '../src/replay.js';
+
+/** @param {net.Server} server @returns {Promise<number>} */
+function listen(server) {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(/** @type {net.AddressInfo} */ (server.address()).port)));
+}
+
+/** @param {number} ms */
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('a jump offered after the host closed a connection is not taken before the adapter has seen the close', async () => {
+  /** @type {net.Socket[]} */
+  const accepted = [];
+  const http = net.createServer((socket) => accepted.push(socket));
+  /** @type {string[]} */
+  const said = [];
+  /** @type {net.Socket | undefined} */
+  let linkSocket;
+  const answer = (/** @type {Record<string, unknown>} */ message) => linkSocket?.write(`${JSON.stringify(message)}\n`);
+  const control = net.createServer((socket) => {
+    linkSocket = socket;
+    let buffer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', async (data) => {
+      buffer += data;
+      let end;
+      while ((end = buffer.indexOf('\n')) >= 0) {
+        const message = JSON.parse(buffer.slice(0, end));
+        buffer = buffer.slice(end + 1);
+        said.push(message.t);
+        if (message.t === 'idle' && said.filter((t) => t === 'idle').length === 1) {
+          accepted[0].resetAndDestroy(); // the host drops the adapter's connection...
+          await sleep(50); // (the reset is in the adapter's kernel by now)
+          answer({ t: 'quiet', n: message.n, d: 5, s: 0 }); // ...and then offers a jump
+        } else if (message.t === 'begin') answer({ t: 'begun', n: message.n });
+        else if (message.t === 'jump') answer({ t: 'advanced', n: message.n, d: message.d });
+        else if (message.t === 'idle') answer({ t: 'wait', n: message.n });
+      }
+    });
+  });
+  const httpPort = await listen(http);
+  const controlPort = await listen(control);
+  const clock = new VirtualClock();
+  const link = new ReplayLink(clock);
+  try {
+    assert.equal(await link.begin({ controlPort, httpPort, token: 'run' }, () => {}), 'begun');
+    const client = net.connect({ port: httpPort, host: '127.0.0.1' }); // counted by the link
+    client.on('error', () => {});
+    for (let i = 0; i < 100 && said.filter((t) => t === 'idle').length < 2; i += 1) await sleep(20);
+    assert.deepEqual(said.slice(0, 3), ['begin', 'idle', 'idle'], 'the offer was taken before the reset was seen');
+    assert.equal(clock.skippedMs, 0);
+  } finally {
+    link.end();
+    link.control?.destroy();
+    http.close();
+    control.close();
+    for (const socket of accepted) socket.destroy();
+  }
+});
+
+test('a run the host does not take is not begun, and a link the host closed is made again once', async () => {
+  let connections = 0;
+  const control = net.createServer((socket) => {
+    connections += 1;
+    if (connections === 1) {
+      socket.destroy(); // the host closed the link before the run's begin
+      return;
+    }
+    socket.setEncoding('utf8');
+    socket.on('data', (data) => {
+      for (const line of String(data).split('\n').filter(Boolean)) {
+        const message = JSON.parse(line);
+        if (message.t === 'begin') socket.write(`${JSON.stringify({ t: 'over', n: message.n })}\n`);
+      }
+    });
+  });
+  const controlPort = await listen(control);
+  const link = new ReplayLink(new VirtualClock());
+  try {
+    assert.equal(await link.begin({ controlPort, httpPort: 1, token: 'run' }, () => {}), 'over');
+    assert.equal(connections, 2);
+    assert.equal(link.run, undefined);
+  } finally {
+    link.control?.destroy();
+    control.close();
+  }
+});
