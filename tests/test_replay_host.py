@@ -796,3 +796,16 @@ def test_a_run_whose_stage_never_comes_is_the_harnesss_failure(monkeypatch: pyte
     assert run.setup_error is not None
     assert run.setup_error.startswith("helix-conformance's replay failed (a harness bug)")
     assert "never received the run's stage" in run.setup_error
+
+
+def test_a_run_that_records_no_request_says_what_the_host_saw() -> None:
+    """HARN-02's evidence: a run the host recorded no request for carries what the host saw (its link's answers,
+    its connections and their bytes), so a red run caused on the harness's side can be told from the adapter's."""
+
+    async def no_request(ctx: AdapterContext, input: LLMGenerateInput) -> list[bytes]:
+        return []
+
+    run, _ = probe_run(no_request, interaction())
+    assert not run.trace.requests
+    assert any("the link's answers" in line for line in run.host_seen), run.host_seen
+    assert "no connection open on the host's HTTP port" in run.host_seen

@@ -126,6 +126,10 @@ class ActiveStage:
     link: LinkConn | None = None
     instructions: list[str] = field(default_factory=list)
     """``abort``/``cancel`` for the adapter's side, sent with the next answer."""
+    answers: dict[str, int] = field(default_factory=dict)
+    """The link's answers by kind (``StageTrace.seen``)."""
+    notes: list[str] = field(default_factory=list)
+    """What happened to the run's link and connections (``StageTrace.seen``)."""
 
     def now(self) -> float:
         return time.monotonic() - self.started + self.skipped
@@ -162,6 +166,7 @@ class HostState:
     gone: dict[int, int]
     """Ports of connections the host closed, with the bytes it had received on each."""
     """Ports of connections the host has closed: a report naming one is not waiting for anything."""
+    late_resets: list[str]
 
     # host_connections.py
     def _accept_http(self) -> None:
