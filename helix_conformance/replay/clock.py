@@ -117,7 +117,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         if meter is not None and now - self._sampled_at >= SAMPLE_EVERY_S:
             self._sampled_at = now
             self.starved_s = meter.waited_s()
-        t = now + self.skipped_s - self.starved_s - (self.held_s() if self.virtual else 0.0)
+        t = now + self.skipped_s - self.starved_s - self.held_s()  # held only while virtual (replay/link.py)
         if t < self._last_time:
             return self._last_time
         self._last_time = t
@@ -219,11 +219,11 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._own_fds = self._virtual_selector.fds
         if self._meter is None and self.virtual:  # --helix-real-time: the wall clock, load and all
             self._meter = StarvationMeter()
-        LOOP_THREAD.on = True
+        LOOP_THREAD.loop = self
         try:
             super().run_forever()
         finally:
-            LOOP_THREAD.on = False
+            LOOP_THREAD.loop = None
 
     def close(self) -> None:
         super().close()

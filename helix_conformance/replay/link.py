@@ -235,8 +235,8 @@ def counted_fds() -> set[int]:
 
 
 LOOP_THREAD = threading.local()
-"""``on`` in a thread running a run's event loop (replay/clock.py): its waits for answers are left off its clock;
-another thread's (a sleep granted while the loop runs) are not."""
+"""``loop``: the virtual-time loop the thread runs (replay/clock.py), if any. Its waits for answers are left off
+that loop's clock while it is virtual; another thread's (a sleep granted while the loop runs) are not."""
 
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 """One encoder for every message (``json.dumps`` with separators makes one per call)."""
@@ -272,8 +272,8 @@ class Link:
         self.trace: Trace | None = None
         self.reported = 0
         self.waited_s = 0.0
-        """Seconds a loop's own thread spent waiting for the host's answers (``LOOP_THREAD``): the harness's
-        time, which the run's clock leaves off (nothing of the adapter's runs on that thread meanwhile)."""
+        """Seconds a virtual-time loop's own thread spent waiting for the host's answers (``LOOP_THREAD``): the
+        harness's time, which the run's clock leaves off (nothing of the adapter's runs on that thread meanwhile)."""
 
     def close(self) -> None:
         self.broken = True
@@ -366,7 +366,8 @@ class Link:
                 self.broken = True
                 return Answer("lost")
             finally:
-                if getattr(LOOP_THREAD, "on", False):
+                loop = getattr(LOOP_THREAD, "loop", None)
+                if loop is not None and loop.virtual:
                     self.waited_s += time.monotonic() - asked
         d = answer.get("d")
         do = answer.get("do")
