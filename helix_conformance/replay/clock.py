@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .idle_threads import abandoned_threads, current_frames, thread_is_idle, waits_for_the_host
-from .link import LOOP_THREAD, counted_fds
+from .link import counted_fds
 from .starvation import SAMPLE_EVERY_S, StarvationMeter
 from .virtual_selector import VirtualSelector
 from .virtual_sleep import SLEEP_CODE, sleep_patched, sleep_until_skippable
@@ -75,9 +75,8 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         short), not counted against the harness's limit."""
         self._harness: set[asyncio.TimerHandle] = set()
         """The harness's own limit timers: never a timer to report or to jump to."""
-        self._link: Link | None = None
-        self._held_before = 0.0
-        self._waited_base = 0.0
+        self.link: Link | None = None
+        """The run's link to the replay host: every jump is the host's to grant (None: the loop jumps alone)."""
         self.virtual = True
         """False under --helix-real-time: the link still keeps the lockstep, the clock never jumps."""
         self.on_instruction: Callable[[str], None] | None = None
@@ -92,23 +91,6 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._sampled_at = float("-inf")
         self._last_time = float("-inf")
 
-    @property
-    def link(self) -> Link | None:
-        """The run's link to the replay host: every jump is the host's to grant (None: the loop jumps alone)."""
-        return self._link
-
-    @link.setter
-    def link(self, link: Link | None) -> None:
-        if self._link is not None:
-            self._held_before += self._link.waited_s - self._waited_base
-        self._link = link
-        self._waited_base = link.waited_s if link is not None else 0.0
-
-    def held_s(self) -> float:
-        """Seconds the loop waited for the host's answers (the harness's time: nothing of the adapter's ran)."""
-        link = self._link
-        return self._held_before + (link.waited_s - self._waited_base if link is not None else 0.0)
-
     def time(self) -> float:
         """Real time, plus the seconds jumped, less the seconds the machine's load kept the thread from running;
         never less than it said before (the load is read every few milliseconds, after the fact)."""
@@ -117,7 +99,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         if meter is not None and now - self._sampled_at >= SAMPLE_EVERY_S:
             self._sampled_at = now
             self.starved_s = meter.waited_s()
-        t = now + self.skipped_s - self.starved_s - self.held_s()  # held only while virtual (replay/link.py)
+        t = now + self.skipped_s - self.starved_s
         if t < self._last_time:
             return self._last_time
         self._last_time = t
@@ -219,11 +201,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._own_fds = self._virtual_selector.fds
         if self._meter is None and self.virtual:  # --helix-real-time: the wall clock, load and all
             self._meter = StarvationMeter()
-        LOOP_THREAD.loop = self
-        try:
-            super().run_forever()
-        finally:
-            LOOP_THREAD.loop = None
+        super().run_forever()
 
     def close(self) -> None:
         super().close()

@@ -14,7 +14,6 @@ import contextlib
 import json
 import socket
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -234,10 +233,6 @@ def counted_fds() -> set[int]:
         return {c.fd for c in _counts.values() if not c.closed}
 
 
-LOOP_THREAD = threading.local()
-"""``loop``: the virtual-time loop the thread runs (replay/clock.py), if any. Its waits for answers are left off
-that loop's clock while it is virtual; another thread's (a sleep granted while the loop runs) are not."""
-
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 """One encoder for every message (``json.dumps`` with separators makes one per call)."""
 
@@ -271,9 +266,6 @@ class Link:
         self.token = ""
         self.trace: Trace | None = None
         self.reported = 0
-        self.waited_s = 0.0
-        """Seconds a virtual-time loop's own thread spent waiting for the host's answers (``LOOP_THREAD``): the
-        harness's time, which the run's clock leaves off (nothing of the adapter's runs on that thread meanwhile)."""
 
     def close(self) -> None:
         self.broken = True
@@ -355,7 +347,6 @@ class Link:
                 return Answer("lost")
             self.serial += 1
             message["n"] = self.serial
-            asked = time.monotonic()
             try:
                 self._write(message)
                 while True:
@@ -365,10 +356,6 @@ class Link:
             except (OSError, ValueError):
                 self.broken = True
                 return Answer("lost")
-            finally:
-                loop = getattr(LOOP_THREAD, "loop", None)
-                if loop is not None and loop.virtual:
-                    self.waited_s += time.monotonic() - asked
         d = answer.get("d")
         do = answer.get("do")
         return Answer(

@@ -169,11 +169,6 @@ export class VirtualClock {
     this.leaveOffLoad = false;
     /** Milliseconds the thread waited for a CPU while `leaveOffLoad`, left off the clock. */
     this.starvedMs = 0;
-    /** Milliseconds spent waiting for the replay host's answers while `leaveOffLoad` (`hold`), left off the clock:
-     * the harness's time, not the provider's silence (nothing on the adapter's side runs meanwhile). */
-    this.heldMs = 0;
-    /** @type {number | undefined} since when the clock has been held (real ms) */
-    this.heldSince = undefined;
     /** @type {StarvationMeter | undefined} */
     this.meter = undefined;
     this.waitedMs = 0;
@@ -197,7 +192,7 @@ export class VirtualClock {
       if (this.leaveOffLoad) this.starvedMs += waited - this.waitedMs;
       this.waitedMs = waited;
     }
-    let t = realNow + this.skippedMs - this.starvedMs - this.heldMs - (this.heldSince === undefined ? 0 : realNow - this.heldSince);
+    let t = realNow + this.skippedMs - this.starvedMs;
     if (t < this.lastNow) t = this.lastNow;
     this.lastNow = t;
     this.offsetMs = t - realNow;
@@ -305,16 +300,11 @@ export class VirtualClock {
 
   hold() {
     this.held += 1;
-    if (this.held === 1 && this.leaveOffLoad) this.heldSince = real.now();
     this.schedule();
   }
 
   release() {
     this.held = Math.max(0, this.held - 1);
-    if (this.held === 0 && this.heldSince !== undefined) {
-      this.heldMs += real.now() - this.heldSince;
-      this.heldSince = undefined;
-    }
     if (this.held === 0) this.fireDue();
   }
 }
