@@ -447,6 +447,33 @@ def test_a_jump_offered_is_withdrawn_if_anything_happened_since(hand: Callable[.
     assert run.ask("jump", d=offer["d"], s=offer["s"])["t"] == "busy"
 
 
+def test_the_load_the_adapters_clock_leaves_off_the_hosts_clock_leaves_off_too() -> None:
+    """One run clock: a process descheduled between a 429 and its retry (a loaded CI machine) reports the wait
+    its clock left off (``st``), and the host stamps the retry on that clock, not its own real time; a claim of
+    more load than the run's real time is capped at it."""
+    service = replay_service()
+    host = service.host()
+    token = new_token()
+    service.stage(host, StagePlan(token, [served(interaction()), served(interaction())], PROFILE.wire))
+    run = HandLink(host, token)
+    request = REQUEST.replace("TOKEN", token).encode()
+    run.write(request)
+    assert run.ask("idle", timer=1.0, jump=True, st=0.0)["t"] == "acted"
+    run.drain()
+    time.sleep(0.4)  # the process waits for a CPU for 0.3 s of this, as its meter says
+    second = socket.create_connection(("127.0.0.1", host.http_port), timeout=5)
+    second.sendall(request)
+    more = ([second.getsockname()[1], len(request), 0],)
+    assert run.ask("idle", timer=1.0, jump=True, st=0.3, more=more)["t"] == "acted"
+    assert run.ask("idle", timer=1.0, jump=True, st=1000.0, more=more)["t"] in ("busy", "acted")
+    run.close()
+    second.close()
+    record = service.collect(host, token)
+    service.close_host(host)
+    first_at, second_at = (r.at for r in record.requests)
+    assert 0.05 < second_at - first_at < 0.3  # 0.4 s real, 0.3 s of it load (was 0.4 before)
+
+
 def test_no_jump_reaches_the_runs_limit(hand: Callable[..., HandLink]) -> None:
     run = hand(interaction(), limit_s=2.0)
     assert run.ask("idle", timer=5.0, jump=True)["t"] == "wait"  # 5 s ahead is past the limit: real time

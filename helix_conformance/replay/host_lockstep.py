@@ -115,6 +115,7 @@ class Lockstep(HostState):
                 self._send(link, {"t": "over", "n": message.get("n")})
             return
         stage.link = link
+        stage.leave_off_load(message.get("st"))  # before the report's requests and marks are placed
         if not self._place_marks(stage, message.get("ev")):
             self._drop_link(link)
             return

@@ -130,9 +130,25 @@ class ActiveStage:
     """The link's answers by kind (``StageTrace.seen``)."""
     notes: list[str] = field(default_factory=list)
     """What happened to the run's link and connections (``StageTrace.seen``)."""
+    starved: float = 0.0
+    """Seconds the adapter's process waited for a CPU, as its side's clock left them off (its reports' ``st``):
+    left off this clock too, so both sides keep one run clock under load (CFG-05 measures a retry's wait)."""
+    _last_now: float = float("-inf")
 
     def now(self) -> float:
-        return time.monotonic() - self.started + self.skipped
+        """Real time since the run began, plus the jumps, less the adapter's load; never less than before (the
+        load is reported after the fact, as the adapter's own clock reads it)."""
+        t = time.monotonic() - self.started + self.skipped - self.starved
+        if t < self._last_now:
+            return self._last_now
+        self._last_now = t
+        return t
+
+    def leave_off_load(self, starved: Any) -> None:
+        """Take the adapter side's report of its load (seconds, since its run began): more only, and never more
+        than the real time the run has taken (a side that claims more only slows its own clock)."""
+        if isinstance(starved, (int, float)) and not isinstance(starved, bool) and starved > self.starved:
+            self.starved = min(float(starved), time.monotonic() - self.started)
 
     def stalled(self, conns: dict[int, HttpConn]) -> bool:
         """A response of this run is held silent (a stall, a read timeout, a connection held open)."""

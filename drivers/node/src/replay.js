@@ -57,7 +57,7 @@ export class ReplayLink {
     /** @type {((answer: Answer) => void) | undefined} */
     this.waiting = undefined;
     this.serial = 0;
-    /** @type {{token: string, httpPort: number, virtual: boolean, deadline: number, credited: number, onAbort: () => void, onCancel: () => void} | undefined} */
+    /** @type {{token: string, httpPort: number, virtual: boolean, deadline: number, credited: number, starvedBase: number, onAbort: () => void, onCancel: () => void} | undefined} */
     this.run = undefined;
     /** @type {[string, string][]} */
     this.marks = [];
@@ -110,7 +110,8 @@ export class ReplayLink {
         this.controlPort = replay.controlPort;
       }
       this.marks = [];
-      this.run = { token: replay.token, httpPort: replay.httpPort, virtual: replay.virtualTime !== false, deadline: Infinity, credited: 0, onAbort, onCancel };
+      this.clock.now(); // the load read up to here belongs to earlier runs
+      this.run = { token: replay.token, httpPort: replay.httpPort, virtual: replay.virtualTime !== false, deadline: Infinity, credited: 0, starvedBase: this.clock.starvedMs, onAbort, onCancel };
       this.clock.leaveOffLoad = this.run.virtual; // --helix-real-time: the wall clock, load and all
       answer = (await this.ask({ t: 'begin' })).t;
     }
@@ -283,7 +284,9 @@ export class ReplayLink {
         this.clock.release();
         resolve(answer);
       };
-      this.write({ ...message, run: run.token, n, ev: this.takeMarks(), conns: this.connections() });
+      // the load the clock left off since the run began: the host's clock leaves it off too (one run clock)
+      const st = (this.clock.starvedMs - run.starvedBase) / 1000;
+      this.write({ ...message, run: run.token, n, st, ev: this.takeMarks(), conns: this.connections() });
     });
   }
 
