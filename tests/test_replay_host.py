@@ -36,7 +36,7 @@ from helix_conformance.replay.delivery import (
     event_boundaries,
 )
 from helix_conformance.replay.host import Host
-from helix_conformance.replay.host_state import RUN_PREFIX
+from helix_conformance.replay.host_state import RUN_PREFIX, ActiveStage
 from helix_conformance.replay.interactions import CassetteCache, ReplayInteraction, build_interactions
 from helix_conformance.replay.judging import last_text_event, run_scenario, served
 from helix_conformance.replay.runner import RunOptions, ScenarioRun
@@ -472,6 +472,20 @@ def test_the_load_the_adapters_clock_leaves_off_the_hosts_clock_leaves_off_too()
     service.close_host(host)
     first_at, second_at = (r.at for r in record.requests)
     assert 0.05 < second_at - first_at < 0.3  # 0.4 s real, 0.3 s of it load (was 0.4 before)
+
+
+def test_a_look_at_the_clock_during_the_load_does_not_hold_the_next_stamp_at_it() -> None:
+    """The service's loop looks at a run's clock whenever any host wakes it (timers, offers): those looks stamp
+    nothing, so the load reported after them still comes off the next stamp (in CI a look in the window kept
+    a retry sent at once as late as the load had made it)."""
+    stage = ActiveStage(StagePlan(new_token(), [served(interaction())], PROFILE.wire), time.monotonic())
+    first = stage.now()
+    time.sleep(0.3)
+    assert stage.peek() >= first + 0.3  # the service looks, during the load
+    stage.leave_off_load(0.25)  # the adapter's side reports it
+    assert first + 0.04 < stage.now() < first + 0.2
+    stage.leave_off_load(1000.0)  # more than the run's real time: capped, and no stamp goes back
+    assert stage.now() >= first + 0.04
 
 
 def test_no_jump_reaches_the_runs_limit(hand: Callable[..., HandLink]) -> None:

@@ -118,7 +118,7 @@ class Host(Connections, Delivery, Lockstep):
         stage = self.active
         if stage is not None and stage.timers:
             due = min(t[0] for t in stage.timers)
-            deadlines.append(now + max(0.0, due - stage.now()))
+            deadlines.append(now + max(0.0, due - stage.peek()))
         return min(deadlines, default=None)
 
     def fire_due(self) -> None:
@@ -137,7 +137,7 @@ class Host(Connections, Delivery, Lockstep):
         self._pace_unlinked(stage)
 
     def _fire_timers(self, stage: ActiveStage) -> bool:
-        now = stage.now()
+        now = stage.peek()
         due = sorted((t for t in stage.timers if t[0] <= now + 1e-9), key=lambda t: t[0])
         for timer in due:
             stage.timers.remove(timer)
@@ -160,7 +160,7 @@ class Host(Connections, Delivery, Lockstep):
     def _seen(self, stage: ActiveStage) -> list[str]:
         """What the host saw of a run that recorded no request (``StageTrace.seen``)."""
         answers = ", ".join(f"{kind} {n}" for kind, n in sorted(stage.answers.items())) or "none"
-        seen = [*stage.notes, f"ended at {stage.now() * 1000:.1f} ms; the link's answers: {answers}"]
+        seen = [*stage.notes, f"ended at {stage.peek() * 1000:.1f} ms; the link's answers: {answers}"]
         for conn in self.conns.values():
             seen.append(
                 f"connection from port {conn.port}: {conn.received} bytes received, {conn.sent} sent, "

@@ -181,7 +181,7 @@ class Lockstep(HostState):
             return True
         if not isinstance(marks, list):
             return False
-        now = stage.now()
+        now = stage.now() if marks else 0.0
         for mark in marks:
             if not (isinstance(mark, list) and len(mark) == 2 and mark[0] in ADAPTER_EVENT_KINDS):
                 return False
@@ -317,7 +317,7 @@ class Lockstep(HostState):
         plan = stage.plan
         if not plan.virtual_time:
             return None
-        now = stage.now()
+        now = stage.peek()
         counted = now - stage.credited
         candidates = [t[0] - now for t in stage.timers]
         own = float(timer) if isinstance(timer, (int, float)) and timer >= 0 else None

@@ -133,16 +133,23 @@ class ActiveStage:
     starved: float = 0.0
     """Seconds the adapter's process waited for a CPU, as its side's clock left them off (its reports' ``st``):
     left off this clock too, so both sides keep one run clock under load (CFG-05 measures a retry's wait)."""
-    _last_now: float = float("-inf")
+    stamped: float = float("-inf")
+    """The latest time an event or request was stamped with (``now``)."""
 
     def now(self) -> float:
-        """Real time since the run began, plus the jumps, less the adapter's load; never less than before (the
-        load is reported after the fact, as the adapter's own clock reads it)."""
+        """The time to stamp an event or request with: real time since the run began, plus the jumps, less the
+        adapter's load; never before an earlier stamp (the load is reported after the fact)."""
         t = time.monotonic() - self.started + self.skipped - self.starved
-        if t < self._last_now:
-            return self._last_now
-        self._last_now = t
+        if t < self.stamped:
+            return self.stamped
+        self.stamped = t
         return t
+
+    def peek(self) -> float:
+        """``now()`` for timers and offers, which stamps nothing: looking at the clock while the adapter's
+        process waits for a CPU must not hold its later stamps at that reading (the wait is reported later,
+        and a retry sent at once would look as late as the load made it: CFG-05)."""
+        return max(time.monotonic() - self.started + self.skipped - self.starved, self.stamped)
 
     def leave_off_load(self, starved: Any) -> None:
         """Take the adapter side's report of its load (seconds, since its run began): more only, and never more
