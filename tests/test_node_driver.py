@@ -113,6 +113,12 @@ def test_missing_javascript_module_is_a_usage_error() -> None:
     assert "no_such_adapter.mjs" in done.stdout + done.stderr
 
 
+def _red(done: subprocess.CompletedProcess[str]) -> str:
+    """A red gate's failures in full (their details: the trace, what the replay host saw), then its summary."""
+    failures = done.stdout.partition("= FAILURES =")[2][:8000]
+    return f"{failures}\n...\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+
+
 VERCEL_SLICE = "anthropic-messages:: and (text_basic or tool_call_parallel or finish_tool or thinking_text)"
 
 
@@ -123,7 +129,7 @@ def test_vercel_ai_adapter_gates_on_anthropic_with_its_known_bugs() -> None:
     _example_installed()
     baseline = "--helix-baseline=examples/vercel-ai-adapter/baselines/anthropic-messages.yaml"
     done = _gate("node:examples/vercel-ai-adapter/anthropic.mjs", VERCEL_SLICE, baseline)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert done.returncode == 0, _red(done)
     assert "VERDICT: PASS" in done.stdout
     assert re.search(
         r"known failures \(baseline, not failing the gate\): \d+ check\(s\) in NT-05", done.stdout

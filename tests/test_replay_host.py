@@ -36,7 +36,7 @@ from helix_conformance.replay.delivery import (
     event_boundaries,
 )
 from helix_conformance.replay.host import Host
-from helix_conformance.replay.host_state import RUN_PREFIX
+from helix_conformance.replay.host_state import RUN_PREFIX, ActiveStage
 from helix_conformance.replay.interactions import CassetteCache, ReplayInteraction, build_interactions
 from helix_conformance.replay.judging import last_text_event, run_scenario, served
 from helix_conformance.replay.runner import RunOptions, ScenarioRun
@@ -447,6 +447,47 @@ def test_a_jump_offered_is_withdrawn_if_anything_happened_since(hand: Callable[.
     assert run.ask("jump", d=offer["d"], s=offer["s"])["t"] == "busy"
 
 
+def test_the_load_the_adapters_clock_leaves_off_the_hosts_clock_leaves_off_too() -> None:
+    """One run clock: a process descheduled between a 429 and its retry (a loaded CI machine) reports the wait
+    its clock left off (``st``), and the host stamps the retry on that clock, not its own real time; a claim of
+    more load than the run's real time is capped at it."""
+    service = replay_service()
+    host = service.host()
+    token = new_token()
+    service.stage(host, StagePlan(token, [served(interaction()), served(interaction())], PROFILE.wire))
+    run = HandLink(host, token)
+    request = REQUEST.replace("TOKEN", token).encode()
+    run.write(request)
+    assert run.ask("idle", timer=1.0, jump=True, st=0.0)["t"] == "acted"
+    run.drain()
+    time.sleep(0.4)  # the process waits for a CPU for 0.3 s of this, as its meter says
+    second = socket.create_connection(("127.0.0.1", host.http_port), timeout=5)
+    second.sendall(request)
+    more = ([second.getsockname()[1], len(request), 0],)
+    assert run.ask("idle", timer=1.0, jump=True, st=0.3, more=more)["t"] == "acted"
+    assert run.ask("idle", timer=1.0, jump=True, st=1000.0, more=more)["t"] in ("busy", "acted")
+    run.close()
+    second.close()
+    record = service.collect(host, token)
+    service.close_host(host)
+    first_at, second_at = (r.at for r in record.requests)
+    assert 0.05 < second_at - first_at < 0.3  # 0.4 s real, 0.3 s of it load (was 0.4 before)
+
+
+def test_a_look_at_the_clock_during_the_load_does_not_hold_the_next_stamp_at_it() -> None:
+    """The service's loop looks at a run's clock whenever any host wakes it (timers, offers): those looks stamp
+    nothing, so the load reported after them still comes off the next stamp (in CI a look in the window kept
+    a retry sent at once as late as the load had made it)."""
+    stage = ActiveStage(StagePlan(new_token(), [served(interaction())], PROFILE.wire), time.monotonic())
+    first = stage.now()
+    time.sleep(0.3)
+    assert stage.peek() >= first + 0.3  # the service looks, during the load
+    stage.leave_off_load(0.25)  # the adapter's side reports it
+    assert first + 0.04 < stage.now() < first + 0.2
+    stage.leave_off_load(1000.0)  # more than the run's real time: capped, and no stamp goes back
+    assert stage.now() >= first + 0.04
+
+
 def test_no_jump_reaches_the_runs_limit(hand: Callable[..., HandLink]) -> None:
     run = hand(interaction(), limit_s=2.0)
     assert run.ask("idle", timer=5.0, jump=True)["t"] == "wait"  # 5 s ahead is past the limit: real time
@@ -796,3 +837,16 @@ def test_a_run_whose_stage_never_comes_is_the_harnesss_failure(monkeypatch: pyte
     assert run.setup_error is not None
     assert run.setup_error.startswith("helix-conformance's replay failed (a harness bug)")
     assert "never received the run's stage" in run.setup_error
+
+
+def test_a_run_that_records_no_request_says_what_the_host_saw() -> None:
+    """HARN-02's evidence: a run the host recorded no request for carries what the host saw (its link's answers,
+    its connections and their bytes), so a red run caused on the harness's side can be told from the adapter's."""
+
+    async def no_request(ctx: AdapterContext, input: LLMGenerateInput) -> list[bytes]:
+        return []
+
+    run, _ = probe_run(no_request, interaction())
+    assert not run.trace.requests
+    assert any("the link's answers" in line for line in run.host_seen), run.host_seen
+    assert "no connection open on the host's HTTP port" in run.host_seen

@@ -22,7 +22,7 @@ NAMESPACES = probe_namespaces() is None
 needs_namespaces = pytest.mark.skipif(not NAMESPACES, reason=f"no user namespaces here: {probe_namespaces()}")
 
 HOSTILE = r'''
-import ctypes, dataclasses, json, os, select, signal, socket, struct, threading, time
+import ctypes, dataclasses, json, os, select, signal, socket, struct, sys, threading, time
 from my_adapter import spec as base
 from reference_adapters.openai_chat import OpenAIChatAdapter
 
@@ -36,25 +36,31 @@ def native(name, restype, *argtypes):
     libc = ctypes.CDLL(None, use_errno=True)
     libc.dlsym.restype = ctypes.c_void_p
     libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    # fork() holds the GIL across the call (PYFUNCTYPE): a CFUNCTYPE call releases it, another thread of the
-    # worker may take it in that moment, and the child then waits forever for a GIL whose holder it lacks
-    address = libc.dlsym(None, name.encode())
-    if name == "fork":
-        return ctypes.PYFUNCTYPE(restype, *argtypes)(address)
-    return ctypes.CFUNCTYPE(restype, *argtypes, use_errno=True)(address)
+    return ctypes.CFUNCTYPE(restype, *argtypes, use_errno=True)(libc.dlsym(None, name.encode()))
 
 
-def rewrite_the_report_later():
-    """In a daemon: wait (in real time) for pytest to write the report, then forge a green one."""
-    for _ in range(1200):
-        if os.path.exists(REPORT):
-            break
-        select.select([], [], [], 0.05)
-    select.select([], [], [], 0.5)
-    data = json.load(open(REPORT))
-    data["verdict"] = "pass"
-    open(REPORT, "w").write(json.dumps(data))
-    open(MARK, "w").write("forged")
+FORGER = f"""
+import json, os, time
+for _ in range(1200):  # wait (in real time) for pytest to write the report, then forge a green one
+    if os.path.exists({REPORT!r}):
+        break
+    time.sleep(0.05)
+time.sleep(0.5)
+data = json.load(open({REPORT!r}))
+data["verdict"] = "pass"
+open({REPORT!r}, "w").write(json.dumps(data))
+open({MARK!r}, "w").write("forged")
+"""
+
+
+def start_the_forger():
+    """A daemon in its own session, started by system(), which forks and execs in C: no copy of this
+    interpreter runs in a child (after a raw fork the copy can wait forever to hand the GIL to a thread that
+    asked for it and did not come along, and the forger would then never run)."""
+    with open("forger.py", "w") as handle:
+        handle.write(FORGER)
+    command = f"(setsid {sys.executable} {os.path.abspath('forger.py')} >/dev/null 2>&1 &)"
+    native("system", ctypes.c_int, ctypes.c_char_p)(command.encode())
 
 
 def channel_fds():
@@ -71,11 +77,7 @@ class Hostile(OpenAIChatAdapter):
         what = self.what
         if what == "native_fork" and not Hostile.done:
             Hostile.done = True
-            if native("fork", ctypes.c_int)() == 0:
-                os.setsid()
-                if native("fork", ctypes.c_int)() == 0:
-                    rewrite_the_report_later()
-                os._exit(0)
+            start_the_forger()
         if what == "os_fork":
             os.fork()
         if what == "native_connect":
@@ -279,7 +281,7 @@ def test_a_memory_hog_that_hangs_is_reported_with_its_memory(adapters: pytest.Py
 # --- the keeper, in process ----------------------------------------------------------------------------
 
 FORKER = r"""
-import ctypes, dataclasses, os, select
+import ctypes, dataclasses, os
 from reference_adapters.openai_chat import OpenAIChatAdapter, spec as base
 
 PIDS = os.path.abspath("pids.txt")
@@ -290,19 +292,11 @@ class Forks(OpenAIChatAdapter):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.dlsym.restype = ctypes.c_void_p
         libc.dlsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-        # PYFUNCTYPE keeps the GIL held across fork(), as native() above does and for the same reason
-        fork = ctypes.PYFUNCTYPE(ctypes.c_int)(libc.dlsym(None, b"fork"))
-        child = fork()
-        if child == 0:
-            os.setsid()  # out of the worker's process group
-            daemon = fork()
-            if daemon == 0:
-                select.select([], [], [], 600)
-                os._exit(0)
-            with open(PIDS, "a") as handle:  # written before the step goes on, so the test never races it
-                handle.write(f"{daemon}\n")
-            os._exit(0)
-        os.waitpid(child, 0)
+        # system() forks and execs in C, so no copy of this interpreter runs in a child: after a raw fork the
+        # copy can wait forever to hand the GIL to a thread that asked for it and did not come along (load
+        # makes that likely). A shell in its own session starts the daemon and writes its pid before returning.
+        system = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)(libc.dlsym(None, b"system"))
+        system(f"(setsid sleep 600 & echo $! >> '{PIDS}')".encode())
         return await super().generate_step(input)
 
 

@@ -135,11 +135,12 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
             hint=hint.to(language),
         )
     if not run.trace.requests:
+        seen = "".join(f"\n  {line}" for line in run.host_seen)
         return RootCause(
             "HARN-02",
             f"the step ended before any request was sent, returning {_outcome(run)}",
             "no_request",
-            run.trace.describe(),
+            run.trace.describe() + (f"\nwhat the replay host saw:{seen}" if seen else ""),
             hint=NO_REQUEST_HINT.to(language),
         )
     if run.trace.requests and all(r.interaction is None for r in run.trace.requests):

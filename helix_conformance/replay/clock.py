@@ -175,10 +175,10 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         if link is None:
             self.advance(seconds)
             return seconds
-        offer = self.obey(link.idle(seconds, jump=self.virtual, sleeping=sleeping))
+        offer = self.obey(link.idle(seconds, jump=self.virtual, sleeping=sleeping, starved=self.starved_s))
         if offer.kind != "quiet":
             return 0.0
-        answer = self.obey(link.jump(offer, min(offer.d, seconds), sleeping=sleeping))
+        answer = self.obey(link.jump(offer, min(offer.d, seconds), sleeping=sleeping, starved=self.starved_s))
         if answer.kind != "advanced":
             return 0.0
         self.skipped_s += answer.d

@@ -69,6 +69,8 @@ class Host(Connections, Delivery, Lockstep):
         self.links: list[LinkConn] = []
         self.begin_waits: list[tuple[float, LinkConn, dict[str, Any]]] = []
         self.collect_waits: dict[str, float] = {}
+        self.late_resets: list[str] = []
+        """The last requests reset as a run's that is over (``StageTrace.seen``)."""
         self.gone: dict[int, int] = {}
         """Ports of connections the host has closed: a report naming one is not waiting for anything."""
         reactor.watch(self.http, self._accept_http)
@@ -116,7 +118,7 @@ class Host(Connections, Delivery, Lockstep):
         stage = self.active
         if stage is not None and stage.timers:
             due = min(t[0] for t in stage.timers)
-            deadlines.append(now + max(0.0, due - stage.now()))
+            deadlines.append(now + max(0.0, due - stage.peek()))
         return min(deadlines, default=None)
 
     def fire_due(self) -> None:
@@ -135,7 +137,7 @@ class Host(Connections, Delivery, Lockstep):
         self._pace_unlinked(stage)
 
     def _fire_timers(self, stage: ActiveStage) -> bool:
-        now = stage.now()
+        now = stage.peek()
         due = sorted((t for t in stage.timers if t[0] <= now + 1e-9), key=lambda t: t[0])
         for timer in due:
             stage.timers.remove(timer)
@@ -155,6 +157,25 @@ class Host(Connections, Delivery, Lockstep):
 
     # --- the end of a run ---------------------------------------------------------------------------------
 
+    def _seen(self, stage: ActiveStage) -> list[str]:
+        """What the host saw of a run that recorded no request (``StageTrace.seen``)."""
+        answers = ", ".join(f"{kind} {n}" for kind, n in sorted(stage.answers.items())) or "none"
+        seen = [*stage.notes, f"ended at {stage.peek() * 1000:.1f} ms; the link's answers: {answers}"]
+        for conn in self.conns.values():
+            seen.append(
+                f"connection from port {conn.port}: {conn.received} bytes received, {conn.sent} sent, "
+                f"{len(conn.requests)} request(s) not recorded, linked={conn.linked}, reports without it="
+                f"{conn.unreported}, run={conn.stage or 'none'}"
+            )
+        if not self.conns:
+            seen.append("no connection open on the host's HTTP port")
+        seen.extend(
+            f"a connection it closed before: port {port}, {got} bytes"
+            for port, got in list(self.gone.items())[-3:]
+        )
+        seen.extend(f"reset as late: {reset}" for reset in self.late_resets)
+        return seen
+
     def _end(self, token: str, *, by_adapter: bool) -> None:
         self.collect_waits.pop(token, None)
         stage = self.active
@@ -170,6 +191,8 @@ class Host(Connections, Delivery, Lockstep):
         record.skipped_s = stage.skipped
         record.unused = required(stage.plan, stage.used)
         record.unlinked = sum(1 for c in self.conns.values() if c.linked is False and c.stage == token)
+        if not record.requests:
+            record.seen = self._seen(stage)
         for conn in list(self.conns.values()):
             if conn.stage == token and conn.response is not None and conn.response.phase != "done":
                 with contextlib.suppress(OSError):  # held or half-read: the run is over

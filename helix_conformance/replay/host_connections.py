@@ -73,6 +73,9 @@ class Connections(HostState):
         stage = self.active
         if conn.requests and stage is None:
             if self._late(conn):
+                token, _ = strip_run(conn.requests[0][0].target)
+                self.late_resets.append(f"port {conn.port}, a request of run {token or '(none named)'}")
+                del self.late_resets[:-8]
                 self._reset(conn)  # between runs: a late request of a run that is over
             return True  # else its run's begin is on its way (over the link, or waiting for its stage)
         if conn.eof:

@@ -95,7 +95,7 @@ class Delivery(HostState):
         if response.slow:
             if not response.slow_ready:
                 if not any(t[2] is conn and t[1] == "slow" for t in stage.timers):
-                    stage.timers.append((stage.now() + SLOW_AFTER_ABORT_S, "slow", conn))
+                    stage.timers.append((stage.peek() + SLOW_AFTER_ABORT_S, "slow", conn))
                 return False
             response.slow_ready = False
         head = b""
@@ -110,7 +110,7 @@ class Delivery(HostState):
             # trickling after the abort; or a client the link does not count, paced in real time
             self._write(conn, head + self._chunk_event(stage, response))
             if conn.linked is False and response.next_chunk < len(response.chunks):
-                stage.timers.append((stage.now() + PACE_S, "pace", conn))
+                stage.timers.append((stage.peek() + PACE_S, "pace", conn))
         else:
             # Back to back up to the next barrier, each piece its own HTTP chunk, which the client's HTTP
             # parser hands on as its own piece (h11, aiohttp, urllib3, undici): the adapter reads one event at
@@ -137,17 +137,19 @@ class Delivery(HostState):
         plan, chunks, index, fault = stage.plan, response.chunks, response.index, response.fault_kind
         events = stage.record.events
         out = []
-        clock, started, skipped = time.monotonic, stage.started, stage.skipped
+        clock, origin = time.monotonic, stage.started - stage.skipped + stage.starved
+        at = stage.now()  # each stamp below is ``stage.now()``'s: none before an earlier one
         hold = plan.hold.get(index)
         abort_at = None if stage.aborted else plan.abort_after_events
         cancel = plan.cancel_after_chunks
         i = response.next_chunk
         while True:
             piece = chunks[i]
+            at = max(clock() - origin, at)
             events.append(
                 TraceEvent(
                     len(events),
-                    clock() - started + skipped,  # ``stage.now()``
+                    at,
                     "chunk",
                     "",
                     (piece,) if plan.chunk_bytes else (),
@@ -167,6 +169,7 @@ class Delivery(HostState):
             ):
                 break  # the next chunk waits for a barrier (``_barrier``), or there is none
         response.next_chunk = i
+        stage.stamped = at
         return b"".join(out)
 
     def _chunk_event(self, stage: ActiveStage, response: Response) -> bytes:
@@ -208,7 +211,7 @@ class Delivery(HostState):
                 self._fire_abort(stage, response, conn, len(response.chunks))
             if stage.plan.read_timeout:
                 stage.timers.append(
-                    (stage.now() + stage.plan.read_timeout * STALL_EXPIRY_SHARE, "expire", conn)
+                    (stage.peek() + stage.plan.read_timeout * STALL_EXPIRY_SHARE, "expire", conn)
                 )
 
     def _fire_abort(self, stage: ActiveStage, response: Response, conn: HttpConn, i: int) -> None:

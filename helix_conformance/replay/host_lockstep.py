@@ -90,6 +90,7 @@ class Lockstep(HostState):
             self.links.remove(link)
         stage = self.active
         if stage is not None and stage.link is link:
+            stage.notes.append(f"{stage.now() * 1000:.1f} ms: the link was dropped")
             stage.link = None  # served in real time from now on
             for conn in self.conns.values():
                 if conn.stage == stage.plan.token or conn.requests:
@@ -114,6 +115,7 @@ class Lockstep(HostState):
                 self._send(link, {"t": "over", "n": message.get("n")})
             return
         stage.link = link
+        stage.leave_off_load(message.get("st"))  # before the report's requests and marks are placed
         if not self._place_marks(stage, message.get("ev")):
             self._drop_link(link)
             return
@@ -143,12 +145,16 @@ class Lockstep(HostState):
             if token in self.ended:
                 self._send(link, {"t": "over", "n": message.get("n")})
             else:  # the parent's stage is on its way: hold what follows until it comes
+                message["_waiting_since"] = time.monotonic()
                 self.begin_waits.append((time.monotonic() + BEGIN_WAIT_S, link, message))
                 link.held = []
             return
         if self.active is not None:
             self._end(self.active.plan.token, by_adapter=False)
         stage = ActiveStage(plan, time.monotonic(), link=link)
+        since = message.get("_waiting_since")
+        if isinstance(since, float):
+            stage.notes.append(f"its begin waited {(stage.started - since) * 1000:.1f} ms for its stage")
         stage.used = [False] * len(plan.interactions)
         stage.record.begun = True
         self.active = stage
@@ -175,7 +181,7 @@ class Lockstep(HostState):
             return True
         if not isinstance(marks, list):
             return False
-        now = stage.now()
+        now = stage.now() if marks else 0.0
         for mark in marks:
             if not (isinstance(mark, list) and len(mark) == 2 and mark[0] in ADAPTER_EVENT_KINDS):
                 return False
@@ -311,7 +317,7 @@ class Lockstep(HostState):
         plan = stage.plan
         if not plan.virtual_time:
             return None
-        now = stage.now()
+        now = stage.peek()
         counted = now - stage.credited
         candidates = [t[0] - now for t in stage.timers]
         own = float(timer) if isinstance(timer, (int, float)) and timer >= 0 else None
@@ -356,6 +362,8 @@ class Lockstep(HostState):
         self._answer_link(stage, link, answer)
 
     def _answer_link(self, stage: ActiveStage, link: LinkConn, answer: dict[str, Any]) -> None:
+        kind = str(answer.get("t"))
+        stage.answers[kind] = stage.answers.get(kind, 0) + 1
         if stage.instructions:
             answer["do"] = stage.instructions
             stage.instructions = []

@@ -126,9 +126,36 @@ class ActiveStage:
     link: LinkConn | None = None
     instructions: list[str] = field(default_factory=list)
     """``abort``/``cancel`` for the adapter's side, sent with the next answer."""
+    answers: dict[str, int] = field(default_factory=dict)
+    """The link's answers by kind (``StageTrace.seen``)."""
+    notes: list[str] = field(default_factory=list)
+    """What happened to the run's link and connections (``StageTrace.seen``)."""
+    starved: float = 0.0
+    """Seconds the adapter's process waited for a CPU, as its side's clock left them off (its reports' ``st``):
+    left off this clock too, so both sides keep one run clock under load (CFG-05 measures a retry's wait)."""
+    stamped: float = float("-inf")
+    """The latest time an event or request was stamped with (``now``)."""
 
     def now(self) -> float:
-        return time.monotonic() - self.started + self.skipped
+        """The time to stamp an event or request with: real time since the run began, plus the jumps, less the
+        adapter's load; never before an earlier stamp (the load is reported after the fact)."""
+        t = time.monotonic() - self.started + self.skipped - self.starved
+        if t < self.stamped:
+            return self.stamped
+        self.stamped = t
+        return t
+
+    def peek(self) -> float:
+        """``now()`` for timers and offers, which stamps nothing: looking at the clock while the adapter's
+        process waits for a CPU must not hold its later stamps at that reading (the wait is reported later,
+        and a retry sent at once would look as late as the load made it: CFG-05)."""
+        return max(time.monotonic() - self.started + self.skipped - self.starved, self.stamped)
+
+    def leave_off_load(self, starved: Any) -> None:
+        """Take the adapter side's report of its load (seconds, since its run began): more only, and never more
+        than the real time the run has taken (a side that claims more only slows its own clock)."""
+        if isinstance(starved, (int, float)) and not isinstance(starved, bool) and starved > self.starved:
+            self.starved = min(float(starved), time.monotonic() - self.started)
 
     def stalled(self, conns: dict[int, HttpConn]) -> bool:
         """A response of this run is held silent (a stall, a read timeout, a connection held open)."""
@@ -162,6 +189,7 @@ class HostState:
     gone: dict[int, int]
     """Ports of connections the host closed, with the bytes it had received on each."""
     """Ports of connections the host has closed: a report naming one is not waiting for anything."""
+    late_resets: list[str]
 
     # host_connections.py
     def _accept_http(self) -> None:

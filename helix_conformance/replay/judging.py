@@ -195,6 +195,7 @@ def assemble(
         run.results, run.raised = [], garbled(f"its events do not match its link's reports: {exc}")
     run.options, run.interactions = options, interactions
     run.unused_interactions = list(record.unused)
+    run.host_seen = list(record.seen)
     run.skipped_s = record.skipped_s
     if record.elapsed_s > options.limit_s * options.steps + THREAD_GRACE_S:
         run.timed_out = True  # the run's clock says so, whatever the adapter's side claims (HARN-03)

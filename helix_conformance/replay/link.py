@@ -289,13 +289,16 @@ class Link:
         beyond: bool = False,
         sleeping: bool = False,
         busy: bool = False,
+        starved: float = 0.0,
     ) -> Answer:
         """The adapter's side is idle: its next timer is ``timer`` s away (None: none); ``beyond``: that
         timer is at or past the step's limit; ``jump``: the clock may jump (no job or socket of its own at
-        work); ``busy``: a thread of the adapter's is at work, so only a stall's credit may be offered."""
+        work); ``busy``: a thread of the adapter's is at work, so only a stall's credit may be offered;
+        ``starved``: the seconds its clock left off for load, which the host's clock leaves off too."""
         return self._ask(
             {
                 "t": "idle",
+                "st": starved,
                 "run": self.token,
                 "ev": self._marks(),
                 "conns": connections(),
@@ -307,11 +310,12 @@ class Link:
             }
         )
 
-    def jump(self, offer: Answer, d: float, *, sleeping: bool = False) -> Answer:
+    def jump(self, offer: Answer, d: float, *, sleeping: bool = False, starved: float = 0.0) -> Answer:
         """Take ``d`` s of the jump the host offered (the clock advances only if the answer is ``advanced``)."""
         return self._ask(
             {
                 "t": "jump",
+                "st": starved,
                 "run": self.token,
                 "d": d,
                 "s": offer.serial,

@@ -133,6 +133,8 @@ class ScenarioRun:
     (a ``time.sleep`` in a worker thread): what virtual time could not skip (replay/clock.py)."""
     interactions: list[ReplayInteraction] = field(default_factory=list)
     hang_note: str = ""
+    host_seen: list[str] = field(default_factory=list)
+    """What the replay host saw of a run that recorded no request (``StageTrace.seen``): HARN-02's evidence."""
     """For a run that timed out in a worker: what the adapter's processes looked like when the harness gave
     up on them (memory held, a stopped process), said with HARN-03 (worker/keeper.py)."""
     escaped: list[str] = field(default_factory=list)

@@ -100,6 +100,9 @@ class StageTrace:
     """The adapter's side said the run was over (else the parent ended it: a worker that hung or died)."""
     unlinked: int = 0
     """Connections served without the adapter's link (no lockstep, no virtual time for them)."""
+    seen: list[str] = field(default_factory=list)
+    """What the host saw of a run that recorded no request: its begin, the link's reports and answers, the
+    connections and their bytes. The evidence a harness-side failure needs (HARN-02 prints it)."""
 
     def __getstate__(self) -> dict[str, Any]:
         """The events go to the parent by columns: pickling hundreds of named tuples one by one (a run cut

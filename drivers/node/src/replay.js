@@ -44,6 +44,42 @@ const PATIENCE_MS = 50;
 
 /** @typedef {{t: string, n?: number, d?: number, s?: unknown, do?: string[], acted?: boolean, credit?: boolean}} Answer */
 
+/** WebAssembly compilations started and not settled (`watchCompiles`), and who is told when one settles. */
+const compiles = { pending: 0, /** @type {Set<() => void>} */ settled: new Set() };
+
+/**
+ * Counts WebAssembly's asynchronous compilations, which run on V8's threads where `getActiveResourcesInfo` does
+ * not see them: undici compiles its HTTP parser on a process's first connection, after connecting and before
+ * writing the request, and on a loaded machine that outlasted the idle check's turn, so the host saw a quiet
+ * connection and the clock jumped to the adapter's read timeout (a first run's timeout with no request sent).
+ */
+function watchCompiles() {
+  const wasm = /** @type {Record<string, unknown> | undefined} */ (/** @type {any} */ (globalThis).WebAssembly);
+  if (!wasm || wasm.helixWatched) return;
+  wasm.helixWatched = true;
+  const done = () => {
+    compiles.pending -= 1;
+    for (const notify of compiles.settled) notify();
+  };
+  for (const name of ['compile', 'instantiate', 'compileStreaming', 'instantiateStreaming']) {
+    const original = wasm[name];
+    if (typeof original !== 'function') continue;
+    wasm[name] = function (/** @type {unknown[]} */ ...args) {
+      compiles.pending += 1;
+      /** @type {Promise<unknown>} */
+      let promise;
+      try {
+        promise = original.apply(this, args);
+      } catch (error) {
+        done();
+        throw error;
+      }
+      Promise.resolve(promise).then(done, done);
+      return promise;
+    };
+  }
+}
+
 export class ReplayLink {
   /** @param {import('./clock.js').VirtualClock} clock */
   constructor(clock) {
@@ -57,7 +93,7 @@ export class ReplayLink {
     /** @type {((answer: Answer) => void) | undefined} */
     this.waiting = undefined;
     this.serial = 0;
-    /** @type {{token: string, httpPort: number, virtual: boolean, deadline: number, credited: number, onAbort: () => void, onCancel: () => void} | undefined} */
+    /** @type {{token: string, httpPort: number, virtual: boolean, deadline: number, credited: number, starvedBase: number, onAbort: () => void, onCancel: () => void} | undefined} */
     this.run = undefined;
     /** @type {[string, string][]} */
     this.marks = [];
@@ -70,6 +106,8 @@ export class ReplayLink {
     this.busySince = undefined;
     this.opening = false;
     clock.onFired = () => this.touch();
+    watchCompiles();
+    compiles.settled.add(() => this.touch());
     dc.subscribe('net.client.socket', (message) => this.track(/** @type {{socket: net.Socket}} */ (message).socket));
   }
 
@@ -110,7 +148,8 @@ export class ReplayLink {
         this.controlPort = replay.controlPort;
       }
       this.marks = [];
-      this.run = { token: replay.token, httpPort: replay.httpPort, virtual: replay.virtualTime !== false, deadline: Infinity, credited: 0, onAbort, onCancel };
+      this.clock.now(); // the load read up to here belongs to earlier runs
+      this.run = { token: replay.token, httpPort: replay.httpPort, virtual: replay.virtualTime !== false, deadline: Infinity, credited: 0, starvedBase: this.clock.starvedMs, onAbort, onCancel };
       this.clock.leaveOffLoad = this.run.virtual; // --helix-real-time: the wall clock, load and all
       answer = (await this.ask({ t: 'begin' })).t;
     }
@@ -213,6 +252,12 @@ export class ReplayLink {
       real.setImmediate(() => this.check()); // one more turn, quiet this time, before the report
       return;
     }
+    if (compiles.pending > 0) {
+      // always ends on its own, however long a loaded machine makes it: no patience, unlike the requests below
+      this.backoff = Math.min(Math.max(this.backoff * 2, 0.25), BUSY_MAX_MS);
+      this.later(this.backoff);
+      return;
+    }
     const pending = process.getActiveResourcesInfo().some((r) => PENDING_WORK.has(r));
     if (pending) {
       const now = real.now();
@@ -283,7 +328,9 @@ export class ReplayLink {
         this.clock.release();
         resolve(answer);
       };
-      this.write({ ...message, run: run.token, n, ev: this.takeMarks(), conns: this.connections() });
+      // the load the clock left off since the run began: the host's clock leaves it off too (one run clock)
+      const st = (this.clock.starvedMs - run.starvedBase) / 1000;
+      this.write({ ...message, run: run.token, n, st, ev: this.takeMarks(), conns: this.connections() });
     });
   }
 
