@@ -46,7 +46,7 @@ export async function loadAdapter(name, cwd) {
   try {
     module = await import(pathToFileURL(file).href);
   } catch (err) {
-    throw new LoadError('invalid_adapter', `importing ${file} failed: ${describe(err)}`);
+    throw new LoadError('invalid_adapter', `importing ${file} failed: ${describe(err)}${moduleTypeHint(err, file)}`);
   }
   const source = module.spec !== undefined || module.createAdapter !== undefined ? module : module.default ?? {};
   const spec = readSpec(source.spec, file);
@@ -165,6 +165,41 @@ function readSpec(raw, file) {
 function describe(err) {
   const e = /** @type {Error | undefined} */ (err);
   return `${e?.name ?? 'Error'}: ${firstLine(e?.message ?? err)}`;
+}
+
+/**
+ * What to do when a `.ts`/`.js` adapter with `import` statements sits in a CommonJS package (`npm init` writes
+ * `"type": "commonjs"`): tsx then loads it as CommonJS, and Node's own words ("Cannot require() ES Module ... in a
+ * cycle") do not say that the package's type is the cause.
+ * @param {unknown} err
+ * @param {string} file
+ * @returns {string} the hint, starting with a separator, or ''
+ */
+export function moduleTypeHint(err, file) {
+  const code = /** @type {{code?: unknown} | undefined} */ (err)?.code;
+  const cjsLoad = code === 'ERR_REQUIRE_CYCLE_MODULE' || code === 'ERR_REQUIRE_ESM' || code === 'ERR_REQUIRE_ASYNC_MODULE';
+  if (!cjsLoad || !['.ts', '.js'].includes(path.extname(file))) return '';
+  const type = packageType(path.dirname(file));
+  if (type === 'module') return '';
+  const where = type === undefined ? 'no package.json above it' : `its package.json says "type": "${type}"`;
+  return ` (${path.basename(file)} was loaded as CommonJS: ${where}; an adapter written with \`import\` needs "type": "module" in its package.json, or the .mts extension)`;
+}
+
+/**
+ * The `type` of the nearest package.json at or above `dir` ('commonjs' when it has none), undefined when none.
+ * @param {string} dir
+ * @returns {string | undefined}
+ */
+function packageType(dir) {
+  for (let at = dir; ; at = path.dirname(at)) {
+    try {
+      const type = JSON.parse(fs.readFileSync(path.join(at, 'package.json'), 'utf8')).type;
+      return typeof type === 'string' ? type : 'commonjs';
+    } catch (err) {
+      if (/** @type {{code?: unknown}} */ (err).code !== 'ENOENT') return undefined;
+    }
+    if (path.dirname(at) === at) return undefined;
+  }
 }
 
 /** @param {unknown} text */
