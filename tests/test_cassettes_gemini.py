@@ -124,4 +124,4 @@ def test_a_429_carries_retry_info_in_seconds() -> None:
     assert isinstance(retry, HttpError)
     _, body = PROFILE.error_response(retry)
     details = json.loads(body)["error"]["details"]
-    assert {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.15s"} in details
+    assert {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"} in details

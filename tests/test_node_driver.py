@@ -49,14 +49,23 @@ TYPESCRIPT_FIXTURE = DRIVER / "test" / "typescript"
 """TypeScript adapters in a package with tsx and typescript from npm (``npm ci`` there builds dist/ with tsc)."""
 
 
+def _failures(tap: str) -> str:
+    """Each failed test of node's TAP output with the lines that explain it (the tail alone may miss them)."""
+    lines = tap.splitlines()
+    blocks = [
+        "\n".join(lines[i : i + 30]) for i, line in enumerate(lines) if line.lstrip().startswith("not ok")
+    ]
+    return "\n...\n".join(blocks)[-6000:] + "\n---\n"
+
+
 def _node_tests(*files: str) -> None:
     """``node --test FILES`` in the driver's folder: all must pass, none skipped."""
     node = _node()
     done = subprocess.run(
         [node, "--test", *files], cwd=DRIVER, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
     )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert re.search(r"^# fail 0$", done.stdout, re.MULTILINE), done.stdout[-2000:]
+    assert done.returncode == 0, _failures(done.stdout) + done.stdout[-1500:] + done.stderr[-2000:]
+    assert re.search(r"^# fail 0$", done.stdout, re.MULTILINE), _failures(done.stdout) + done.stdout[-1500:]
     assert re.search(r"^# skipped 0$", done.stdout, re.MULTILINE), done.stdout[-2000:]
 
 

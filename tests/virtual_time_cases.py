@@ -197,7 +197,7 @@ def test_real_time_mode_waits_really() -> None:
 
 def test_retry_after_is_measured_in_the_loops_seconds() -> None:
     """CFG-05 reads the gap between the 429 and the retry from the trace: on the virtual clock it is the
-    delay the adapter waited (150 ms asked), though no wall time was spent on it."""
+    delay the adapter waited (1 s asked), though no wall time was spent on it."""
     spec = AdapterSpec(
         name="reference-openai",
         factory=lambda ctx: OpenAIChatAdapter(api_key=ctx.api_key, base_url=ctx.base_url),
@@ -207,8 +207,8 @@ def test_retry_after_is_measured_in_the_loops_seconds() -> None:
     )
     run = _session(spec, "retry_429_then_success").run()
     first, retry = run.trace.requests[:2]
-    assert retry.at - first.at >= 0.15
-    assert run.skipped_s > 0  # the rest of the 150 ms passed for real under load
+    assert retry.at - first.at >= 1.0
+    assert run.skipped_s > 0  # the wait was jumped over, not waited out
 
 
 def test_run_virtual_finishes_like_asyncio_run() -> None:

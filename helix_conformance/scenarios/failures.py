@@ -348,7 +348,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         messages=HELLO_Q,
         config={"max_retries": 2},
         exchanges=(
-            Exchange(HttpError(429, retry_after_ms=150)),
+            Exchange(HttpError(429, retry_after_ms=1000)),
             Exchange(Reuse("text_basic")),
         ),
         expect=Expected("text", "end_turn", content="Hello! How can I help you today?"),
