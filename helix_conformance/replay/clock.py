@@ -175,10 +175,10 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         if link is None:
             self.advance(seconds)
             return seconds
-        offer = self.obey(link.idle(seconds, jump=self.virtual, sleeping=sleeping, starved=self.starved_s))
+        offer = self.obey(link.idle(seconds, jump=self.virtual, sleeping=sleeping))
         if offer.kind != "quiet":
             return 0.0
-        answer = self.obey(link.jump(offer, min(offer.d, seconds), sleeping=sleeping, starved=self.starved_s))
+        answer = self.obey(link.jump(offer, min(offer.d, seconds), sleeping=sleeping))
         if answer.kind != "advanced":
             return 0.0
         self.skipped_s += answer.d
@@ -384,6 +384,8 @@ def run_virtual(
     the run's link to the replay host (``virtual=False``: lockstep only, the clock never jumps)."""
     loop = VirtualTimeLoop()
     loop.link, loop.virtual = link, virtual
+    if link is not None:
+        link.load = lambda: loop.starved_s
     executor = _take_executor()
     loop.set_default_executor(executor)
     if on_loop is not None:

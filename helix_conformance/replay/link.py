@@ -21,6 +21,12 @@ from typing import Any
 
 from .trace import Trace
 
+
+def _no_load() -> float:
+    """A run with no loop yet (its begin), or none that measures load (--helix-real-time)."""
+    return 0.0
+
+
 ANSWER_TIMEOUT_S = 30.0
 """A host that does not answer a report within this long is taken as gone: the run goes on in real time."""
 
@@ -266,6 +272,9 @@ class Link:
         self.token = ""
         self.trace: Trace | None = None
         self.reported = 0
+        self.load: Callable[[], float] = _no_load
+        """Seconds the run's clock left off for the machine's load (the loop's ``starved_s``), sent with every
+        report as ``st``: the host's clock leaves them off too."""
 
     def close(self) -> None:
         self.broken = True
@@ -278,7 +287,7 @@ class Link:
         """Name the run the next reports are about, and wait until the host has it: ``begun``, else ``over``
         (its stage never came) or ``lost``. The adapter starts only after, so its clock does not run while the
         host waits for the run's stage."""
-        self.token, self.trace, self.reported = token, trace, 0
+        self.token, self.trace, self.reported, self.load = token, trace, 0, _no_load
         return self._ask({"t": "begin", "run": token})
 
     def idle(
@@ -289,16 +298,13 @@ class Link:
         beyond: bool = False,
         sleeping: bool = False,
         busy: bool = False,
-        starved: float = 0.0,
     ) -> Answer:
         """The adapter's side is idle: its next timer is ``timer`` s away (None: none); ``beyond``: that
         timer is at or past the step's limit; ``jump``: the clock may jump (no job or socket of its own at
-        work); ``busy``: a thread of the adapter's is at work, so only a stall's credit may be offered;
-        ``starved``: the seconds its clock left off for load, which the host's clock leaves off too."""
+        work); ``busy``: a thread of the adapter's is at work, so only a stall's credit may be offered."""
         return self._ask(
             {
                 "t": "idle",
-                "st": starved,
                 "run": self.token,
                 "ev": self._marks(),
                 "conns": connections(),
@@ -310,12 +316,11 @@ class Link:
             }
         )
 
-    def jump(self, offer: Answer, d: float, *, sleeping: bool = False, starved: float = 0.0) -> Answer:
+    def jump(self, offer: Answer, d: float, *, sleeping: bool = False) -> Answer:
         """Take ``d`` s of the jump the host offered (the clock advances only if the answer is ``advanced``)."""
         return self._ask(
             {
                 "t": "jump",
-                "st": starved,
                 "run": self.token,
                 "d": d,
                 "s": offer.serial,
@@ -350,7 +355,7 @@ class Link:
             if self.broken:
                 return Answer("lost")
             self.serial += 1
-            message["n"] = self.serial
+            message["n"], message["st"] = self.serial, self.load()
             try:
                 self._write(message)
                 while True:

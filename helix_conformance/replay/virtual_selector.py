@@ -155,9 +155,7 @@ class VirtualSelector(selectors.BaseSelector):
                 return ready
         # A thread at work past the patience may still end a stall: the host then offers a stall's credit only.
         jump = loop.virtual and delay is not None and loop.may_skip(quick=True)
-        answer = loop.obey(
-            link.idle(delay, jump=jump, beyond=beyond, busy=not consumed, starved=loop.starved_s)
-        )
+        answer = loop.obey(link.idle(delay, jump=jump, beyond=beyond, busy=not consumed))
         if answer.kind == "quiet":
             # A thread just woken (a job handed to a pool) still shows the frame it waited in until it gets
             # the GIL: a short real wait lets it start (or post its result) before the idle check is trusted.
@@ -167,9 +165,9 @@ class VirtualSelector(selectors.BaseSelector):
             # A stall's credit ends the stall at the adapter's own read timeout, as the provider's silence
             # would, whatever its other threads do (they are looked at for every other jump).
             if loop.may_skip(quick=answer.credit):
-                answer = loop.obey(link.jump(answer, answer.d, starved=loop.starved_s))
+                answer = loop.obey(link.jump(answer, answer.d))
             else:
-                answer = loop.obey(link.idle(delay, jump=False, beyond=beyond, starved=loop.starved_s))
+                answer = loop.obey(link.idle(delay, jump=False, beyond=beyond))
         kind = answer.kind
         if kind == "advanced":
             loop.skipped_s += answer.d
