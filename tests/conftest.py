@@ -57,11 +57,13 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
             out.write(f"{item.nodeid}\t{_cpu_seconds() - cpu:.3f}\t{time.perf_counter() - wall:.3f}\n")
 
 
-# --- slow tests: whole suites in subprocesses, run by `pytest --slow` (the README's command, .ci/run) and `tox -e slow`, not by a plain `pytest` ---
+# --- slow tests: run by `tox -e slow` (and by .ci/run after the README's command) or `pytest --slow`, not by a plain `pytest` ---
 
 SLOW_REASON = (
-    "a whole adapter suite, the guide's walkthrough, a benchmark or the full fault sweep: minutes each and "
-    "rarely broken; `pytest --slow` adds them (the README's command and .ci/run do), `tox -e slow` runs only them, naming one by id runs it"
+    "a whole adapter suite, an end-to-end run of what rarely changes (packaging, the Node toolchain, xdist, shards, "
+    "--lf, recording, the sandbox's and hostile adapters' attacks, screenshots), the guide's walkthrough, a "
+    "benchmark or the full fault sweep: seconds to minutes each; `pytest -n auto -m slow` (tox -e slow, and .ci/run "
+    "after the README's command) runs them, `--slow` adds them, naming one by id runs it"
 )
 
 
@@ -73,6 +75,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"slow: {SLOW_REASON}")
+    config.addinivalue_line("markers", "long: a minute or more (a whole suite, a fresh install): run first")
 
 
 @pytest.hookimpl(optionalhook=True)  # a run with -p no:xdist has no such hook
@@ -85,16 +88,19 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Leave the slow tests out unless asked for: --slow, a -m expression, or named by id. When they run, they
-    run first: pytest-xdist hands tests out in order, and a few long ones left for the end keep one worker busy
-    while the other has nothing left (longest first shortens the whole run)."""
-    long_first = ("slow", "fresh_install")  # the fresh-install test builds a wheel and a venv: minutes
-    items.sort(key=lambda item: not any(item.get_closest_marker(mark) for mark in long_first))
+    run first, the long ones (minutes) first of all: pytest-xdist hands tests out in order, and a few long ones
+    left for the end keep one worker busy while the others have nothing left (longest first shortens the run)."""
+    items.sort(key=lambda item: (_mark_absent(item, "fresh_install", "long"), _mark_absent(item, "slow")))
     if not _slow_left_out(config):
         return
     slow = [item for item in items if item.get_closest_marker("slow")]
     if slow:
         config.hook.pytest_deselected(items=slow)
         items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
+def _mark_absent(item: pytest.Item, *marks: str) -> bool:
+    return not any(item.get_closest_marker(mark) for mark in marks)
 
 
 def _slow_left_out(config: pytest.Config) -> bool:
@@ -138,7 +144,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Print the score of the broken-adapter library, grouped by the clause that catches each adapter."""
+    """Say that the slow tests were left out (so a green run of the fast ones is not read as all of them), and
+    print the score of the broken-adapter library, grouped by the clause that catches each adapter."""
+    if _slow_left_out(terminalreporter.config):
+        terminalreporter.write_line(
+            "the tests marked slow were left out of this run: `pytest -n auto -m slow` runs them (.ci/run does)"
+        )
     if not _broken_outcomes:
         return
     from broken_adapters import BROKEN_ADAPTERS

@@ -18,7 +18,6 @@ from helix_conformance.checks.schema_equivalence import NotComparable
 from helix_conformance.profiles import get_profile
 from helix_conformance.scenarios import scenarios_for
 
-anthropic = pytest.importorskip("anthropic")
 PROFILE = get_profile("anthropic-messages")
 SCHEMAS = [
     tool.json_schema()
@@ -28,10 +27,15 @@ SCHEMAS = [
 ]
 
 
+def _anthropic() -> Any:
+    """The SDK, imported when a test needs it: its types take seconds to import, and every collection would pay."""
+    return pytest.importorskip("anthropic")
+
+
 def _transformed(schema: dict[str, Any]) -> dict[str, Any] | None:
     """The SDK's strict form of ``schema``; None where the SDK refuses it (a subschema without a type)."""
     try:
-        return dict(anthropic.transform_schema(schema))
+        return dict(_anthropic().transform_schema(schema))
     except ValueError:
         return None
 
@@ -86,6 +90,6 @@ def test_a_strict_tool_that_drops_what_strict_mode_expresses_still_fails_tool02(
         },
         "required": ["unit"],
     }
-    sent = anthropic.transform_schema(given)
+    sent = _anthropic().transform_schema(given)
     del sent["properties"]["unit"]["enum"]  # an enum strict mode supports, dropped
     assert _tool02(given, _sent(sent, strict=True))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow  # one run of benchmarks/run.py --quick: minutes
+pytestmark = [pytest.mark.slow, pytest.mark.long]  # one run of benchmarks/run.py --quick: minutes
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ["figure", "value", "target", "ratio", "met?"]

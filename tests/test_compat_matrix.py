@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from broken_adapters import BROKEN_ADAPTERS
-from foreign_copies import openai_deepseek
 from plugin_runs import adapter_module, output, run
 
 from helix_conformance.cli import main as cli_main
@@ -67,6 +66,8 @@ def test_a_quirk_of_an_undeclared_server_goes_to_the_matrix_and_a_declared_ones_
 def test_a_foreign_adapter_declaring_deepseek_is_judged_on_deepseeks_quirks_again() -> None:
     """The foreign OpenAI SDK adapter keeps DeepSeek's duplicate ids (its own bug for DeepSeek): declared,
     that fails the gate; as the original declares (OpenAI only), it is in the matrix."""
+    from foreign_copies import openai_deepseek  # imports the openai SDK: here, not at every collection
+
     scenarios, clauses = ["compat_duplicate_tool_ids"], ["RES-03"]
     judged = run_conformance(openai_deepseek.spec, scenarios=scenarios, clauses=clauses, timeout=TIMEOUT)
     assert _rows(judged, "RES-03") == {"compat_duplicate_tool_ids": "failed"}
@@ -193,6 +194,7 @@ def _report(pytester: pytest.Pytester, name: str) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow  # a session per way of running, xdist included
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
 def test_the_matrix_is_in_the_summary_and_every_report_and_leaves_the_exit_code(
     compat_adapters: pytest.Pytester, workers: tuple[str, ...]
@@ -258,6 +260,7 @@ def test_a_declared_servers_quirk_fails_the_gate(compat_adapters: pytest.Pyteste
     result.stdout.fnmatch_lines(["*DeepSeek (declared) ✗ RES-03*", "VERDICT: FAIL*RES-03*"])
 
 
+@pytest.mark.slow  # sessions that write and read a baseline: rarely changed
 def test_a_matrix_failure_needs_no_baseline_and_writing_one_leaves_it_out(
     compat_adapters: pytest.Pytester,
 ) -> None:
@@ -318,6 +321,7 @@ def test_not_applicable_checks_are_counted_with_their_reason_everywhere(
     )
 
 
+@pytest.mark.slow  # an old report read back: rarely changed
 def test_a_schema_2_report_is_still_rendered(
     compat_adapters: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

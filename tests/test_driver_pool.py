@@ -52,6 +52,7 @@ def test_runs_sent_ahead_overlap_in_two_drivers(tmp_path: Path, monkeypatch: pyt
     assert len(met) == 2, "each run waited for a run in the other driver"
 
 
+@pytest.mark.slow  # Node drivers end to end: the Node toolchain
 def test_the_verdicts_are_those_of_one_driver() -> None:
     scenarios = {"text_basic", "tool_call_parallel", "abort_midstream", "http_500"}
     single = DriverWorker("node:openai", "openai", [sys.executable, str(FAKE)], cwd=str(ROOT))

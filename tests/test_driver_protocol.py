@@ -316,6 +316,7 @@ def run_pytest(tmp_path: Path, *args: str, env: dict[str, str]) -> subprocess.Co
     )  # fmt: skip
 
 
+@pytest.mark.slow  # the Node driver end to end: the Node toolchain
 def test_pytest_adapter_node_runs_the_suite_through_the_driver(tmp_path: Path) -> None:
     env = {"HELIX_NODE": str(fake_node(tmp_path, "v20.11.1")), "HELIX_DRIVER": str(FAKE)}
     done = run_pytest(

@@ -40,6 +40,7 @@ def _require_installed(name: str) -> None:
         )
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_example_passes_the_full_suite(pytester: pytest.Pytester, name: str) -> None:

@@ -89,6 +89,7 @@ def _enabled() -> None:
     )
 
 
+@pytest.mark.long
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ADAPTERS)
 def test_foreign_adapter_fails_only_on_evidenced_bugs(name: str) -> None:

@@ -24,7 +24,7 @@ TEMPLATE = ROOT / "examples" / "fetch-template-adapter"
 TIMEOUT_S = 900
 SLICE = "openai-chat:: and (text_basic or tool_call_parallel or http_429 or abort_midstream or stall_read_timeout)"
 
-pytestmark = pytest.mark.fresh_install
+pytestmark = [pytest.mark.fresh_install, pytest.mark.slow]  # a wheel built and installed: minutes
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -38,6 +38,7 @@ def _messages(report: dict[str, object]) -> dict[str, str]:
 # --- the baseline -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # three pytest sessions: the baseline's life, rarely changed
 def test_write_baseline_then_gate_with_it_then_it_goes_stale(adapters: pytest.Pytester) -> None:
     written = run(adapters, BROKEN, *SELECT, "--helix-write-baseline", "--helix-baseline=known.yaml")
     assert written.ret == pytest.ExitCode.OK, output(written)
@@ -100,6 +101,7 @@ def test_write_baseline_then_gate_with_it_then_it_goes_stale(adapters: pytest.Py
     )
 
 
+@pytest.mark.slow  # sessions with a baseline: the baseline's life, rarely changed
 def test_a_known_failure_is_reported_by_its_reason_not_by_a_traceback(adapters: pytest.Pytester) -> None:
     """An xfail (a baseline entry, an unmet SHOULD) is reported by its reason. pytest's own repr of it formatted
     the harness's traceback, parsing the source of every frame: 0.2 s each, 5 of the Vercel Anthropic example's
@@ -126,6 +128,7 @@ def test_a_known_failure_is_reported_by_its_reason_not_by_a_traceback(adapters: 
         assert "def runtest" not in longrepr
 
 
+@pytest.mark.slow  # sessions with a baseline: the baseline's life, rarely changed
 def test_the_default_baseline_is_suggested_relative_to_where_pytest_ran(adapters: pytest.Pytester) -> None:
     written = run(adapters, BROKEN, *SELECT, "--helix-write-baseline")
     assert written.ret == pytest.ExitCode.OK, output(written)
@@ -136,6 +139,7 @@ def test_the_default_baseline_is_suggested_relative_to_where_pytest_ran(adapters
     assert "/" not in line, line
 
 
+@pytest.mark.slow  # sessions with a baseline: the baseline's life, rarely changed
 def test_rewriting_a_baseline_keeps_reasons_and_entries_not_run(adapters: pytest.Pytester) -> None:
     (adapters.path / "known.yaml").write_text(
         yaml.safe_dump(
@@ -184,6 +188,7 @@ def test_a_bad_baseline_is_a_usage_error_naming_the_entry(
     assert "Traceback" not in output(result)
 
 
+@pytest.mark.slow  # sessions with a baseline: the baseline's life, rarely changed
 def test_an_entry_that_can_never_match_fails_the_gate(adapters: pytest.Pytester) -> None:
     """RES-06 is not judged on text_basic: such an entry would silently baseline nothing, forever."""
     (adapters.path / "known.yaml").write_text(
@@ -280,6 +285,7 @@ def test_a_report_path_without_a_known_extension_is_a_usage_error(pytester: pyte
 # --- xdist -------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a serial and an xdist session: an integration that rarely changes
 def test_xdist_gives_one_merged_report_and_the_serial_verdict(adapters: pytest.Pytester) -> None:
     serial = run(adapters, BROKEN, *SELECT, "--helix-report=serial.json")
     parallel = run(adapters, BROKEN, *SELECT, "-p", "xdist", "-n", "2", "--helix-report=parallel.json")

@@ -9,6 +9,9 @@ import time
 import pytest
 from plugin_runs import assert_no_crash, output, run
 
+# slow: hostile adapters, each in a pytest run of its own: rarely changed, seconds each
+pytestmark = pytest.mark.slow
+
 HOSTILE = """
 import asyncio, dataclasses
 from my_adapter import spec as base

@@ -297,6 +297,7 @@ def test_replay_usage_errors(capsys: pytest.CaptureFixture[str], args: tuple[str
 # --- pytest --adapter=cmd:... and a user's own tests ---------------------------------------------------
 
 
+@pytest.mark.slow  # a cmd: driver end to end; tests/test_driver_protocol.py covers the protocol
 def test_pytest_runs_a_driver_command(pytester: pytest.Pytester) -> None:
     report = pytester.path / "r.json"
     result = run(pytester, f"--adapter={DRIVER}", "-k", "text_basic", f"--helix-report={report}")

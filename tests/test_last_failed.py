@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+pytestmark = pytest.mark.slow  # two pytest sessions each, for --lf/--ff: an integration that rarely changes
+
 BROKEN = "--adapter=my_adapter:wrong_stop"
 """Maps a token-limit stop to end_turn: STOP-01 and STOP-02 fail on stop_max_tokens."""
 SELECT = ("-k", "stop_max_tokens or text_basic")

@@ -10,6 +10,9 @@ import re
 import pytest
 from test_node_driver import MINIMAL, _gate, _node
 
+# slow: broken Node adapters through the driver end to end; the driver's unit tests are fast
+pytestmark = pytest.mark.slow
+
 SELECTION = "openai-chat::text_basic:: and (NT-01 or NT-03 or HARN-04)"
 BROKEN = {
     "unhandled_rejection.mjs": "NT-01",

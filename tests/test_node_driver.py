@@ -80,6 +80,7 @@ def test_driver_unit_tests_pass() -> None:
     _node_tests(*tests)
 
 
+@pytest.mark.slow  # tsc over the driver: a toolchain run, rarely changed
 def test_driver_javascript_typechecks_against_its_declarations() -> None:
     """`npm run typecheck` (tsc --checkJs, strict): the JSDoc-typed sources against src/index.d.ts."""
     npm_installed(DRIVER, "node_modules/typescript", "node_modules/@types/node")
@@ -87,6 +88,7 @@ def test_driver_javascript_typechecks_against_its_declarations() -> None:
     assert done.returncode == 0, done.stdout[-3000:]
 
 
+@pytest.mark.slow  # the Node driver end to end: the Node toolchain
 def test_typescript_adapters_load_through_real_tsx() -> None:
     """.ts, .mts and .cts adapters through the tsx npm installs today (4.23: its CommonJS API cannot register),
     and tsc's .js and .cjs output, each loaded and run by the driver."""
@@ -106,6 +108,7 @@ def test_minimal_javascript_adapter_passes_its_slice() -> None:
     assert "minimal-openai-js" in done.stdout
 
 
+@pytest.mark.slow  # the Node driver end to end: the Node toolchain
 def test_buffering_javascript_adapter_fails_on_str02_only() -> None:
     """The same adapter made to buffer its callbacks until the end fails STR-02, and only STR-02."""
     _node()
@@ -152,6 +155,7 @@ TEMPLATE_SLICE = (
 )
 
 
+@pytest.mark.slow  # npm ci of the template and a gate run: the fresh-install test covers it too
 def test_fetch_template_adapter_passes_the_gate_on_its_slice() -> None:
     """The TypeScript template on plain fetch, loaded from adapter.ts through its own tsx: no baseline, no failure
     on a slice of every family (its full run passes too: examples/fetch-template-adapter/README.md)."""
@@ -164,6 +168,7 @@ def test_fetch_template_adapter_passes_the_gate_on_its_slice() -> None:
     assert int(abort.group(2)) == 3, done.stdout[-3000:]  # AB-01..03 judged, all held
 
 
+@pytest.mark.slow  # the Node driver end to end: the Node toolchain
 def test_console_noise_is_shown_once_with_the_failure_of_its_run_only() -> None:
     """An SDK logging a line per unparsable event floods nothing: each run's stdout/stderr comes back with the
     run, and only a failing check shows it, the repeated line once with its count."""

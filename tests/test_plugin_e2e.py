@@ -95,6 +95,7 @@ def test_openai_selection_header_table_and_verdict(pytester: pytest.Pytester) ->
     assert outcomes["deselected"] > 0
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_openai_full_suite_passes_and_writes_the_json_report(pytester: pytest.Pytester) -> None:
     """The main job of the product: the whole suite against the reference adapter, as CI runs it."""
@@ -133,6 +134,7 @@ def test_openai_full_suite_passes_and_writes_the_json_report(pytester: pytest.Py
     assert parallel[0]["reproduce"] == 'pytest --adapter=openai -k "openai-chat::tool_call_parallel::RES-06"'
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_anthropic_full_suite_passes(pytester: pytest.Pytester) -> None:
     """The Anthropic reference adapter passes every applicable clause, the Anthropic-only ones included."""
@@ -152,6 +154,7 @@ def test_anthropic_full_suite_passes(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_gemini_full_suite_passes(pytester: pytest.Pytester) -> None:
     """The Gemini reference adapter passes every applicable clause, CACHE-04 and MSG-08 included."""
@@ -172,6 +175,7 @@ def test_gemini_full_suite_passes(pytester: pytest.Pytester) -> None:
     )
 
 
+@pytest.mark.slow  # the mock adapter through every clause it answers: rarely changed
 def test_mock_adapter_passes(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--adapter=mock")
     assert result.ret == pytest.ExitCode.OK, output(result)
@@ -346,6 +350,7 @@ def test_broken_adapter_fails_with_an_actionable_message(adapters: pytest.Pytest
     assert ("stop_max_tokens", "STOP-01") in {(r["scenario"], r["clause"]) for r in failed}
 
 
+@pytest.mark.slow  # a failing session, then its reproduce line run: rarely changed
 def test_the_reproduce_command_reproduces_the_failure(adapters: pytest.Pytester) -> None:
     first = run(adapters, "--adapter=my_adapter:wrong_stop", "-k", "stop_max_tokens and STOP-01")
     assert first.ret == pytest.ExitCode.TESTS_FAILED

@@ -45,6 +45,7 @@ def test_every_clause_is_judged_at_least_once_and_the_choice_is_deterministic(sp
 # --- the plugin ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a quick session and a full one side by side
 def test_quick_runs_fewer_runs_than_scenarios_and_says_it_is_not_a_gate(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
@@ -122,6 +123,7 @@ length_mapped_to_end_turn = _BY_NAME["length_mapped_to_end_turn"]
 """
 
 
+@pytest.mark.slow  # a quick session per broken adapter; the full gate catches them in the fast tier
 @pytest.mark.parametrize(
     ("adapter", "clause"),
     [

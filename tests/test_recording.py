@@ -92,6 +92,7 @@ def test_recording_needs_the_key_a_directory_and_no_workers(tmp_path: Path) -> N
 # --- recording from the fake provider ----------------------------------------------------------------
 
 
+@pytest.mark.slow  # records every live scenario: the maintainer's path, rarely changed
 @pytest.mark.parametrize("profile_name", sorted(ADAPTERS))
 def test_every_live_scenario_is_recorded_verified_and_scrubbed(
     fake: FakeProvider, tmp_path: Path, profile_name: str
@@ -259,6 +260,7 @@ def test_a_provider_error_event_is_refused_cleanly(
 # --- the way users run it ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # records against the fake provider, then replays: the maintainer's path, rarely changed
 def test_pytest_records_then_replays_the_recording(
     pytester: pytest.Pytester, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -302,6 +304,7 @@ def test_pytest_recording_without_a_key_is_a_usage_error(pytester: pytest.Pytest
     assert "Traceback" not in output(result)
 
 
+@pytest.mark.slow  # a recording session: the maintainer's path, rarely changed
 def test_pytest_recording_refusal_fails_the_run(
     pytester: pytest.Pytester, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -348,6 +351,7 @@ def _acme_spec(root: Path) -> AdapterSpec:
     )
 
 
+@pytest.mark.slow  # records then replays: the maintainer's path, rarely changed
 def test_a_custom_provider_records_its_own_cassettes_then_replays_the_neutral_clauses(
     fake: FakeProvider, tmp_path: Path
 ) -> None:

@@ -90,6 +90,7 @@ def test_a_replay_run_hides_the_keys_and_puts_them_back(
     assert os.environ["OPENAI_API_KEY"] == KEY
 
 
+@pytest.mark.slow  # a hostile adapter hunting the key in a pytest run of its own
 def test_an_adapter_reading_the_environment_gets_nothing_and_the_key_is_nowhere(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -90,6 +90,7 @@ SELECTORS = {
 }
 
 
+@pytest.mark.slow  # headless Chromium screenshots
 def test_a_red_report_names_its_failing_clauses_and_causes_above_the_fold(
     red: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -119,6 +120,7 @@ def test_a_red_report_names_its_failing_clauses_and_causes_above_the_fold(
     assert all(box["bottom"] == box["top"] == 0 for box in boxes["hidden_rows"])  # display: none
 
 
+@pytest.mark.slow  # headless Chromium screenshots
 def test_a_green_report_says_pass_in_green(green: dict[str, Any], tmp_path: Path) -> None:
     assert green["verdict"] == "pass", green["causes"]
     page = _page(tmp_path, green, "report-green")

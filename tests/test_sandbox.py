@@ -18,6 +18,9 @@ from plugin_runs import assert_no_crash, output, run
 
 from helix_conformance.worker.sandbox import probe_namespaces
 
+# slow: attacks on the sandbox, each in a pytest run of its own: rarely changed, seconds each
+pytestmark = pytest.mark.slow
+
 NAMESPACES = probe_namespaces() is None
 needs_namespaces = pytest.mark.skipif(not NAMESPACES, reason=f"no user namespaces here: {probe_namespaces()}")
 

@@ -128,6 +128,7 @@ def _same_judgement(merged: dict[str, Any], whole: dict[str, Any]) -> None:
     assert sorted(map(json.dumps, merged["causes"])) == sorted(map(json.dumps, whole["causes"]))
 
 
+@pytest.mark.slow  # shard sessions and a merge: an integration that rarely changes
 def test_shards_of_the_reference_adapter_merge_into_the_unsharded_report(
     reference: tuple[Path, dict[str, Any]],
 ) -> None:
@@ -165,6 +166,7 @@ def test_shards_of_the_reference_adapter_merge_into_the_unsharded_report(
     assert "clauses hold" in (folder / "merged.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # shard sessions and a merge: an integration that rarely changes
 def test_a_broken_adapter_sharded_and_merged_fails_on_the_same_clause(
     broken: tuple[Path, dict[str, Any]],
 ) -> None:
@@ -193,6 +195,7 @@ def _edited(folder: Path, name: str, change: dict[str, Any]) -> str:
     return out
 
 
+@pytest.mark.slow  # shard sessions and a merge: an integration that rarely changes
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [
@@ -240,6 +243,7 @@ def test_shards_that_cannot_be_joined_are_refused_in_one_line(
     assert not (folder / "out.json").exists()
 
 
+@pytest.mark.slow  # shard sessions and a merge: an integration that rarely changes
 def test_overlapping_shards_are_refused(
     reference: tuple[Path, dict[str, Any]],
     capsys: pytest.CaptureFixture[str],
@@ -304,6 +308,7 @@ def test_shards_are_whole_scenarios_balanced_and_deterministic() -> None:
     assert str(parse_shard(" 2 / 4 ")) == "2/4"
 
 
+@pytest.mark.slow  # shard sessions and a merge: an integration that rarely changes
 def test_a_shard_the_selection_leaves_empty_passes_and_leaves_the_judgement_to_the_merge(
     pytester: pytest.Pytester,
 ) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from plugin_runs import adapter_module, output, run
 
+pytestmark = pytest.mark.slow  # real waiting beside busy threads, measured in pytest runs of their own
+
 ADAPTERS = '''
 import asyncio
 import dataclasses

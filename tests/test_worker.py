@@ -148,6 +148,7 @@ def _failed(report: dict[str, Any]) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow  # a hostile adapter in a pytest run of its own: rarely changed, seconds each
 @pytest.mark.parametrize(("name", "ended"), [("exits", "exit status 0"), ("segfaults", "SIGSEGV")])
 def test_an_adapter_that_ends_its_process_fails_nt01_and_the_run_goes_on(
     adapters: pytest.Pytester, name: str, ended: str
@@ -176,6 +177,7 @@ def test_an_adapter_spinning_in_c_is_killed_at_the_timeout(adapters: pytest.Pyte
     result.stdout.fnmatch_lines(["*generate_step did not return within 0.5 s*"])
 
 
+@pytest.mark.slow  # a hostile adapter in a pytest run of its own: rarely changed, seconds each
 def test_tampering_with_the_gate_from_the_adapter_changes_nothing(adapters: pytest.Pytester) -> None:
     """Patching Gate.judge, clearing the registry, registering a forging pytest hook found through gc:
     all in the worker's process, so the adapter that returns None still fails RES-01."""
@@ -186,6 +188,7 @@ def test_tampering_with_the_gate_from_the_adapter_changes_nothing(adapters: pyte
     result.stdout.fnmatch_lines(["*actual:   NoneType: None*", "*VERDICT: FAIL*"])
 
 
+@pytest.mark.slow  # a hostile adapter in a pytest run of its own: rarely changed, seconds each
 def test_threads_and_atexit_handlers_left_behind_do_not_hold_pytest(adapters: pytest.Pytester) -> None:
     """A non-daemon thread sleeping an hour and an atexit handler sleeping an hour, left in the worker:
     the adapter conforms otherwise, so the verdict passes, and pytest still exits at once."""
@@ -195,6 +198,7 @@ def test_threads_and_atexit_handlers_left_behind_do_not_hold_pytest(adapters: py
     assert elapsed < 60
 
 
+@pytest.mark.slow  # a hostile adapter in a pytest run of its own: rarely changed, seconds each
 @pytest.mark.parametrize("error", ["KeyboardInterrupt", "SystemExit"])
 def test_a_result_whose_attribute_raises_fails_res01(adapters: pytest.Pytester, error: str) -> None:
     result, report, _ = _run(adapters, "raising", *TEXT_BASIC, error=error)
@@ -204,6 +208,7 @@ def test_a_result_whose_attribute_raises_fails_res01(adapters: pytest.Pytester, 
     result.stdout.fnmatch_lines([f"*the result could not be read: reading it raised {error}*"])
 
 
+@pytest.mark.slow  # a hostile adapter in a pytest run of its own: rarely changed, seconds each
 def test_an_object_whose_every_attribute_raises_is_judged_not_read(adapters: pytest.Pytester) -> None:
     result, report, _ = _run(adapters, "opaque", *TEXT_BASIC)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output(result)
@@ -212,6 +217,7 @@ def test_an_object_whose_every_attribute_raises_is_judged_not_read(adapters: pyt
     result.stdout.fnmatch_lines(["*actual:   Opaque: <repr() raised SystemExit>*"])
 
 
+@pytest.mark.slow  # a hostile adapter in a pytest run of its own: rarely changed, seconds each
 def test_arguments_nested_200000_deep_fail_res01_without_aborting(adapters: pytest.Pytester) -> None:
     result, report, _ = _run(adapters, "deep_args", *TEXT_BASIC)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output(result)
@@ -220,6 +226,7 @@ def test_arguments_nested_200000_deep_fail_res01_without_aborting(adapters: pyte
     result.stdout.fnmatch_lines([f"*the result could not be read: nested deeper than {MAX_DEPTH}*"])
 
 
+@pytest.mark.slow  # a hostile adapter in a pytest run of its own: rarely changed, seconds each
 def test_every_way_out_to_the_network_is_refused_and_reported_on_harn01(adapters: pytest.Pytester) -> None:
     result, report, _ = _run(adapters, "network", *TEXT_BASIC)
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output(result)

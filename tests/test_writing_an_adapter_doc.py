@@ -136,6 +136,7 @@ def _assert_shown(block: Block, output: str, where: str) -> None:
         )
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_every_command_of_the_guide_runs_as_shown(tmp_path: Path) -> None:
     (tmp_path / "helix-conformance").symlink_to(ROOT, target_is_directory=True)

@@ -11,6 +11,8 @@ from plugin_runs import output, run
 
 from helix_conformance.scheduling import scenario_scope
 
+pytestmark = pytest.mark.slow  # pytest-xdist sessions in subprocesses: an integration that rarely changes
+
 SELECT = ("-k", "text_basic or tool_call_parallel or retry_429", "-v")
 WORKER_LINE = re.compile(r"^\[(gw\d+)\].*PASSED .*test_conformance\[(?P<id>[^\]]+)\]")
 
