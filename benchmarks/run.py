@@ -6,6 +6,7 @@
     python benchmarks/run.py --drivers --rounds 1      # one driver vs a pool (minutes: real time)
     python benchmarks/run.py --runs --before REV --rounds 1   # runs per suite and wall, every Python adapter
     python benchmarks/run.py --typescript --before REV --rounds 1   # the TypeScript examples vs their references
+    python benchmarks/run.py --tests --rounds 1        # the project's test command vs every test (20 min a round)
 
 Every compared figure is measured side by side in the same run, interleaved; values are medians of the
 rounds with their spread (±), and the last line says how noisy the machine was. See benchmarks/README.md
@@ -28,6 +29,7 @@ from replay_bench import replay_rows
 from runs_bench import TYPESCRIPT, runs_rows
 from speed_bench import speed_rows
 from suite_bench import suite_rows
+from tests_bench import tests_rows
 
 REFERENCE_ADAPTERS = ["openai", "anthropic", "gemini", "mock"]
 PROVIDERS = ["openai", "anthropic", "gemini"]
@@ -65,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="ADAPTER",
         help="only the driver rows: one driver vs a pool, for ADAPTER (node:/cmd:; default: the fake driver)",
     )
+    parser.add_argument(
+        "--tests",
+        action="store_true",
+        help="only the project's tests: the README's test command, the slow tests and every test, side by side",
+    )
     args = parser.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 3)
     adapters = args.adapters or (["mock"] if args.quick else REFERENCE_ADAPTERS)
@@ -78,9 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         lambda: parsing_rows(PROVIDERS, events, rounds if args.quick else rounds + 2),
         lambda: replay_rows(events, rounds),
     ]
-    if args.speed or args.drivers is not None or args.runs or args.typescript:
+    if args.speed or args.drivers is not None or args.runs or args.typescript or args.tests:
         producers = []
-    if args.runs:
+    if args.tests:  # minutes per round: only on request
+        producers.append(lambda: tests_rows(rounds))
+    elif args.runs:
         producers.append(lambda: runs_rows(rounds, args.before, args.adapters))
     elif args.typescript:
         producers.append(lambda: runs_rows(rounds, args.before, args.adapters or list(TYPESCRIPT)))
