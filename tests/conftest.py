@@ -19,10 +19,11 @@ from plugin_runs import ADAPTERS, clear_helix_environment
 # cached. Several hundred such processes run, so they share one cache outside the checkout (PYTHONPYCACHEPREFIX:
 # nothing is written beside the sources or in the runs' directories, which tests look at). What they compile and
 # run is the same code; only the compiling is done once (this process read the variable at start-up and keeps
-# it; the xdist workers, started after this, share the cache too).
-if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
-    os.environ["PYTHONPYCACHEPREFIX"] = str(
-        Path(tempfile.gettempdir()) / f"helix-tests-pycache-{os.getuid()}"
+# it; the xdist workers, started after this, share the cache too). A prefix already set is kept: writing there is
+# what it is for (with both set, every process the tests start compiled everything from source again).
+if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+    os.environ.setdefault(
+        "PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / f"helix-tests-pycache-{os.getuid()}")
     )
     del os.environ["PYTHONDONTWRITEBYTECODE"]
 
