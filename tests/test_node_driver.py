@@ -52,10 +52,11 @@ TYPESCRIPT_FIXTURE = DRIVER / "test" / "typescript"
 def _failures(tap: str) -> str:
     """Each failed test of node's TAP output with the lines that explain it (the tail alone may miss them)."""
     lines = tap.splitlines()
-    blocks = [
-        "\n".join(lines[i : i + 30]) for i, line in enumerate(lines) if line.lstrip().startswith("not ok")
-    ]
-    return "\n...\n".join(blocks)[-6000:] + "\n---\n"
+    failed = [i for i, line in enumerate(lines) if line.lstrip().startswith("not ok")]
+    names = [lines[i].lstrip().split(" - ", 1)[-1] for i in failed]
+    blocks = ["\n".join(lines[i : i + 30]) for i in failed]
+    # the names first: pytest's one-line summary of this test shows the start of the message, and nothing else
+    return f"node tests failed: {'; '.join(names)}\n" + "\n...\n".join(blocks)[-6000:] + "\n---\n"
 
 
 def _node_tests(*files: str) -> None:
