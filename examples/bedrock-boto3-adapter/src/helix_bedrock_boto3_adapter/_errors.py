@@ -28,7 +28,13 @@ STREAM_ERRORS: dict[str, tuple[str, bool]] = {  # ERR-03: ConverseStreamOutput's
     "validationException": (PROVIDER_INVALID_REQUEST, False),
 }
 TIMEOUTS = (boto.ConnectTimeoutError, boto.ReadTimeoutError, urllib3.exceptions.TimeoutError, TimeoutError)
-BELOW_HTTP = (boto.HTTPClientError, urllib3.exceptions.HTTPError, eventstream.ParserError, OSError)
+BELOW_HTTP = (
+    boto.HTTPClientError,
+    boto.ConnectionError,  # EndpointConnectionError: the connection was refused
+    urllib3.exceptions.HTTPError,
+    eventstream.ParserError,
+    OSError,
+)
 
 
 class ProviderSaid(Exception):
