@@ -25,6 +25,7 @@ from helix_conformance.contract import (
     LLMGenerateInput,
     StepResult,
     TextStepResult,
+    invoke_callback,
 )
 from helix_conformance.profiles import get_profile
 from helix_conformance.profiles.wire import split_sse_events
@@ -191,7 +192,7 @@ def test_an_unmatched_request_is_traced_for_harn_01_and_dropped() -> None:
     [
         ("reset", (httpx.ReadError, httpx.RemoteProtocolError), 2),
         ("truncate", None, 2),
-        ("connect_error", (httpx.TransportError,), 0),
+        ("connect_error", (httpx.ConnectError,), 0),
         ("read_timeout", (httpx.ReadTimeout,), 2),
         ("stall", (httpx.ReadTimeout,), 2),
     ],
@@ -208,6 +209,44 @@ def test_faults_are_transport_behaviour(kind: FaultKind, errors: Any, delivered:
         # the client's own read timeout ended the silence, on the run's clock: skipped, not waited out
         assert run.skipped_s >= READ_TIMEOUT * 0.9, run.skipped_s
         assert bool(run.trace.of("fault", STALL_EXPIRED)) == (kind == "stall")
+
+
+def test_a_refused_connection_is_the_request_it_stood_for_and_each_retry_one_more() -> None:
+    """connect_error's base URL is a port where nothing listens: the kernel refuses the connection, as a provider
+    that cannot be reached does (not a reset after accept). The link reports each attempt, from any client, in
+    its place among the adapter's events: the first stands for the recorded request, a retry is one too many."""
+    from urllib.error import URLError
+    from urllib.request import urlopen
+
+    async def read(ctx: AdapterContext, input: LLMGenerateInput) -> list[bytes]:
+        assert input.callbacks is not None
+        assert input.callbacks.on_text_delta is not None
+        failures: list[str] = []
+        try:
+            await stream_with("httpx")(ctx, input)
+        except httpx.ConnectError as exc:
+            failures.append(type(exc).__name__)
+        await invoke_callback(input.callbacks.on_text_delta, "between")
+        try:  # a sync client in a thread
+            await asyncio.to_thread(urlopen, f"{ctx.base_url}/chat/completions", b"{}", 5)
+        except URLError as exc:
+            failures.append(type(exc.reason).__name__)
+        return [f.encode() for f in failures]
+
+    run, seen = probe_run(read, interaction(Fault("connect_error")), callbacks="sync")
+    assert seen["pieces"] == [b"ConnectError", b"ConnectionRefusedError"], seen
+    assert [(r.refused, r.interaction, r.body) for r in run.trace.requests] == [
+        (True, 0, b""),
+        (True, None, b""),
+    ]
+    assert [(e.kind, e.name) for e in run.trace.events if e.kind != "returned"] == [
+        ("request", "connect (refused)"),
+        ("fault", "connect_error"),
+        ("callback", "on_text_delta"),
+        ("request", "connect (refused)"),
+    ]
+    assert run.unused_interactions == []
+    assert not run.trace.of("chunk")
 
 
 def test_a_stall_the_client_leaves_early_is_not_marked_expired() -> None:

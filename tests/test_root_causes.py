@@ -141,6 +141,30 @@ def test_a_step_that_never_sends_a_request_is_judged_only_where_that_means_somet
     assert checks["STR-06"]["outcome"] == "passed"
 
 
+def test_no_attempt_on_a_refused_connection_says_where_attempts_are_counted() -> None:
+    """connect_error's request never reaches the replay (its connection is refused): HARN-02 says how attempts are
+    seen, so that an adapter on a client the harness cannot see is not told it sent nothing without a why."""
+    from helix_conformance.contract import ErrorStepResult, HelixError
+    from reference_adapters.openai_chat import spec as reference
+
+    class GivesUpWithoutTrying:
+        async def generate_step(self, input):  # type: ignore[no-untyped-def]
+            return ErrorStepResult(error=HelixError("offline", code="provider_error", retryable=True))
+
+    spec = AdapterSpec(
+        name="gives-up",
+        factory=lambda ctx: GivesUpWithoutTrying(),
+        wire_profile="openai-chat",
+        model="m",
+        capabilities=reference.capabilities,
+    )
+    report = run_conformance(spec, scenarios=["connect_error"])
+    cause = report["causes"][0]
+    assert cause["clause"] == "HARN-02", cause
+    assert "refuses the connection (connect_error)" in str(cause), cause
+    assert "Python's sockets connect" in str(cause), cause
+
+
 def test_a_timeout_spent_importing_says_so(adapters: pytest.Pytester) -> None:
     """HARN-03's usual suspects (backoff sleeps, a stream that never ends) would contradict what happened: the
     first run spent its time importing the adapter's SDK."""

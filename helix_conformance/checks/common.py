@@ -69,8 +69,17 @@ def has_part(kind: type) -> Applies:
     return lambda s, p: any(isinstance(part, kind) for part in streamed_parts(s))
 
 
-def sends_request(scenario: Scenario, profile: WireProfile) -> bool:
+def attempts_request(scenario: Scenario, profile: WireProfile) -> bool:
+    """Whether a conforming step tries to reach the provider at all (HARN-02 owns a step that does not)."""
     return any(not e.optional for e in scenario.exchanges)
+
+
+def sends_request(scenario: Scenario, profile: WireProfile) -> bool:
+    """Whether a request reaches the provider, to be judged by what it says: not when its connection is
+    refused (``connect_error``: no request line, headers or body ever leave the adapter)."""
+    return any(
+        not e.optional and (e.fault is None or e.fault.kind != "connect_error") for e in scenario.exchanges
+    )
 
 
 def did_not_return(
@@ -93,12 +102,13 @@ def did_not_return(
 def endpoint_requests(run: ScenarioRun, profile: WireProfile) -> list[SentRequest]:
     """The run's requests to the provider's endpoint (the profile's method and path, matched or not: a retry
     the recording lacks is one too). Any other request — a library fetching a price list, a HEAD elsewhere —
-    is not the provider call the MSG/TOOL/CFG clauses judge: it is HARN-01's alone."""
+    is not the provider call the MSG/TOOL/CFG clauses judge: it is HARN-01's alone. A refused connection to the
+    run's base URL is a provider call that never got to say anything."""
     paths = {i.path for i in run.interactions} or {urlsplit(profile.endpoint_url("model")).path}
     return [
         r
         for r in run.trace.requests
-        if r.interaction is not None or any(profile.matches(r.method, r.path, p) for p in paths)
+        if r.refused or r.interaction is not None or any(profile.matches(r.method, r.path, p) for p in paths)
     ]
 
 

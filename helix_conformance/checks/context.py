@@ -250,10 +250,12 @@ class ScenarioSession:
         precondition = self.scenario.precondition(self.profile.name)
         if precondition is None or not self.profile.replays or self.profile.by_regression:
             return Applicability()
-        sent = self.endpoint_requests()
-        if not sent:
+        sent, decoded = self.endpoint_requests(), self.decoded_requests()
+        if (
+            not sent or not decoded
+        ):  # no request, or only refused connections: nothing said to read options from
             return Applicability()
-        unmet = precondition.unmet_by(self.decoded_requests()[0].request_options())
+        unmet = precondition.unmet_by(decoded[0].request_options())
         if precondition.servers is None:
             return Applicability(unmet)
         targeted = set(declared_servers(self.spec, self.profile.name))
@@ -286,7 +288,9 @@ class ScenarioSession:
 
     def decoded_requests(self) -> list[DecodedRequest]:
         if self._decoded is None:
-            self._decoded = [self.profile.decode_request(r.body, r.url) for r in self.endpoint_requests()]
+            self._decoded = [
+                self.profile.decode_request(r.body, r.url) for r in self.endpoint_requests() if not r.refused
+            ]
         return self._decoded
 
     def endpoint_requests(self, run: ScenarioRun | None = None) -> list[SentRequest]:

@@ -18,7 +18,7 @@ from .registry import check, fail
 def every_request_matched(ctx: CheckContext) -> None:
     run = ctx.main
     endpoint = ctx.sent()
-    others = [f"{r.method} {r.url}" for r in run.trace.requests if not any(r is e for e in endpoint)]
+    others = [r.line for r in run.trace.requests if not any(r is e for e in endpoint)]
     if run.unintercepted:
         what, outside_hint = reached_outside(run.unintercepted)
         fail(
@@ -50,7 +50,9 @@ def every_request_matched(ctx: CheckContext) -> None:
     if unmatched:
         first = unmatched[0]
         before = [
-            r for r in endpoint[: endpoint.index(first)] if (r.method, r.url) == (first.method, first.url)
+            r
+            for r in endpoint[: endpoint.index(first)]
+            if (r.method, r.url, r.refused) == (first.method, first.url, first.refused)
         ]
         got = received(run, before[-1]) if before else ""
         message, hint = _extra_request(ctx, got, before[-1] if before else None)
@@ -58,7 +60,7 @@ def every_request_matched(ctx: CheckContext) -> None:
             ctx,
             message,
             expected=f"{len(run.interactions)} request(s), as recorded",
-            actual=[f"{r.method} {r.url}" for r in unmatched],
+            actual=[r.line for r in unmatched],
             details=run.trace.describe(),
             hint=hint,
         )
@@ -136,8 +138,8 @@ def every_interaction_used(ctx: CheckContext) -> None:
         if last.interaction is None:
             fail(
                 ctx,
-                f"recorded interactions were never requested: the adapter's last request ({last.method} "
-                f"{last.url}) matched no recording, so it received the harness's replay error instead",
+                f"recorded interactions were never requested: the adapter's last request ({last.line}) matched "
+                "no recording, so it received the harness's replay error instead",
                 actual=unused,
                 hint="See HARN-01 on this scenario: the request meant for the unused interaction was not the "
                 "recorded one.",
@@ -199,6 +201,8 @@ def received(run: ScenarioRun, request: SentRequest) -> str:
     if request.interaction is None:
         return "no response (the request matched no recording: the harness raised its replay error)"
     interaction = run.interactions[request.interaction]
+    if request.refused:
+        return "a refused connection (no request sent)"
     if interaction.fault is not None and interaction.fault.kind in ("connect_error", "connect_timeout"):
         return f"a {interaction.fault.kind.replace('_', ' ')} (no response)"
     if interaction.fault is not None:

@@ -20,7 +20,7 @@ from ..language import Said
 from ..profiles import KNOWN_PROFILES, get_profile
 from ..replay.runner import ScenarioRun
 from ..scenarios.model import Reuse, Scenario, Stream
-from .common import did_not_return, error_message, sends_request, short, where_raised
+from .common import attempts_request, did_not_return, error_message, short, where_raised
 from .context import ScenarioSession
 from .harness import NO_REQUEST_HINT, reached_outside
 
@@ -123,7 +123,7 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
             expected=f"a StepResult ({'an error result' if typescript else 'an ErrorStepResult'} for a failure)",
             actual=raised,
         )
-    if not session.profile.replays or not sends_request(session.scenario, session.profile):
+    if not session.profile.replays or not attempts_request(session.scenario, session.profile):
         return None
     if not run.trace.requests and run.unintercepted:
         what, hint = reached_outside(run.unintercepted)
@@ -136,16 +136,29 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
         )
     if not run.trace.requests:
         seen = "".join(f"\n  {line}" for line in run.host_seen)
+        refused = any(e.fault is not None and e.fault.kind == "connect_error" for e in session.scenario.exchanges)
         return RootCause(
             "HARN-02",
             f"the step ended before any request was sent, returning {_outcome(run)}",
             "no_request",
             run.trace.describe() + (f"\nwhat the replay host saw:{seen}" if seen else ""),
-            hint=NO_REQUEST_HINT.to(language),
+            hint=(REFUSED_UNSEEN_HINT if refused else NO_REQUEST_HINT).to(language),
         )
     if run.trace.requests and all(r.interaction is None for r in run.trace.requests):
         return RootCause("HARN-01", _unmatched_message(session, run), "no_match", run.trace.describe())
     return unexpected_error(session.scenario, run, session.spec.capabilities)
+
+
+REFUSED_UNSEEN_HINT = Said(
+    "This scenario's base URL refuses the connection (connect_error), so no request reaches the replay: the "
+    "worker counts each attempt where Python's sockets connect. None was counted: the step returned without "
+    "trying, or its HTTP client connects from native code, out of the harness's sight "
+    "(docs/worker-protocol.md, faults as transport behaviour).",
+    "This scenario's base URL refuses the connection (connect_error), so no request reaches the replay: the "
+    "driver counts each refused connection of a `net` socket (fetch, undici, node:http) and reports it. None "
+    "was counted: the step returned without trying, or a driver of another language does not report refused "
+    "connections (`rf`: docs/worker-protocol.md, faults as transport behaviour).",
+)
 
 
 IMPORTS_SHARE = 0.5

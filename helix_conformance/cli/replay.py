@@ -267,6 +267,13 @@ def _request_lines(sent: Any, run: Any, secret_headers: tuple[str, ...]) -> list
     from ..recording.scrub import scrub_interaction
     from ..reporting.safety import key_values
 
+    if sent.refused:
+        answer = (
+            "no recorded interaction (HARN-01)"
+            if sent.interaction is None
+            else f"interaction {sent.interaction}"
+        )
+        return [f"{sent.url}: the connection was refused, no request sent ({answer}: connect_error)"]
     text = sent.body.decode("utf-8", errors="replace")
     request = {"method": sent.method, "uri": sent.url, "headers": dict(sent.headers), "body": text}
     secrets = [value for _, value in key_values()]

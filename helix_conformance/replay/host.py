@@ -49,19 +49,27 @@ class Host(Connections, Delivery, Lockstep):
         self,
         reactor: Reactor,
         host_id: str,
-        listeners: tuple[socket.socket, socket.socket] | None = None,
+        listeners: tuple[socket.socket, socket.socket, socket.socket] | None = None,
     ) -> None:
-        """``listeners``: listening sockets for HTTP and the link, opened where the adapter's process can reach
-        them (a confined worker's own loopback, replay/service.py); None: on this machine's 127.0.0.1."""
+        """``listeners``: listening sockets for HTTP and the link, and a socket only bound, whose port refuses
+        connections (``connect_error``), opened where the adapter's process can reach them (a confined worker's
+        own loopback, replay/service.py); None: on this machine's 127.0.0.1."""
         self.reactor = reactor
         self.id = host_id
         if listeners is None:
-            listeners = (socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0)))
-        self.http, self.control = listeners
+            refusing = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            refusing.bind(("127.0.0.1", 0))
+            listeners = (
+                socket.create_server(("127.0.0.1", 0)),
+                socket.create_server(("127.0.0.1", 0)),
+                refusing,
+            )
+        self.http, self.control, self.refusing = listeners
         for listener in (self.http, self.control):
             listener.setblocking(False)
         self.http_port = int(self.http.getsockname()[1])
         self.control_port = int(self.control.getsockname()[1])
+        self.refusing_port = int(self.refusing.getsockname()[1])
         self.staged: dict[str, StagePlan] = {}
         self.active: ActiveStage | None = None
         self.ended: set[str] = set()
@@ -97,6 +105,8 @@ class Host(Connections, Delivery, Lockstep):
             self.collect_waits[token] = time.monotonic() + grace_s
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.refusing.close()
         for sock in [
             self.http,
             self.control,

@@ -13,6 +13,7 @@ from .host_state import (
     LIBRARY,
     PACE_S,
     REDIRECTED_FROM,
+    RUN_PREFIX,
     ActiveStage,
     HostState,
     HttpConn,
@@ -79,6 +80,28 @@ class Delivery(HostState):
             limit = boundaries[after - 1] if 0 < after <= len(boundaries) else 0
             chunks = cut_at_events(chunks, limit)
         conn.response = Response(index, chunks, interaction.status, interaction.headers, kind)
+
+    def _refused_connect(self, stage: ActiveStage) -> None:
+        """Trace a connection attempt the adapter's side reported refused (``rf``): a ``connect_error`` run's
+        base URL is the host's refusing port, so each attempt stands for the next request, matched to the
+        ``connect_error`` interaction while it is unused (a retry beyond it: HARN-01)."""
+        index = next(
+            (
+                i
+                for i, served in enumerate(stage.plan.interactions)
+                if not stage.used[i] and served.fault_kind == "connect_error"
+            ),
+            None,
+        )
+        if index is not None:
+            stage.used[index] = True
+        url = f"http://127.0.0.1:{self.refusing_port}{RUN_PREFIX}{stage.plan.token}"
+        stage.record.requests.append(
+            SentRequest("", url, "", {}, b"", index, stage.now(), LIBRARY, refused=True)
+        )
+        stage.add("request", name="connect (refused)", interaction=index)
+        if index is not None:
+            stage.add("fault", name="connect_error", interaction=index)
 
     def _step(self, stage: ActiveStage, conn: HttpConn) -> bool:
         """One step of the connection's response: the head and a chunk, a chunk, the abort plan, or the end

@@ -17,6 +17,7 @@ from .host_state import (
     BEGIN_WAIT_S,
     LIMIT_EPSILON_S,
     MAX_LINK_LINE,
+    MAX_REFUSED_PER_REPORT,
     READ_SIZE,
     UNLINKED_AFTER_REPORTS,
     ActiveStage,
@@ -116,7 +117,7 @@ class Lockstep(HostState):
             return
         stage.link = link
         stage.leave_off_load(message.get("st"))  # before the report's requests and marks are placed
-        if not self._place_marks(stage, message.get("ev")):
+        if not self._place_marks(stage, message.get("ev"), message.get("rf")):
             self._drop_link(link)
             return
         if kind == "idle":
@@ -176,16 +177,31 @@ class Lockstep(HostState):
         for message in held:
             self._link_message(link, message)
 
-    def _place_marks(self, stage: ActiveStage, marks: Any) -> bool:
+    def _place_marks(self, stage: ActiveStage, marks: Any, refused: Any = None) -> bool:
+        """Place the report's marks, and its refused connection attempts among them (``rf``: how many marks
+        came before each); False for a report that cannot be read."""
         if marks is None:
-            return True
+            marks = []
         if not isinstance(marks, list):
             return False
+        if refused is None:
+            refused = []
+        if not isinstance(refused, list) or not all(
+            isinstance(at, int) and not isinstance(at, bool) for at in refused
+        ):
+            return False
+        refused = sorted(refused)[:MAX_REFUSED_PER_REPORT]
         now = stage.now() if marks else 0.0
-        for mark in marks:
+        for i, mark in enumerate(marks):
             if not (isinstance(mark, list) and len(mark) == 2 and mark[0] in ADAPTER_EVENT_KINDS):
                 return False
+            while refused and refused[0] <= i:
+                refused.pop(0)
+                self._refused_connect(stage)
+                now = stage.now()
             stage.record.events.append(AdapterMark(now, str(mark[0]), str(mark[1])[:200]))
+        for _ in refused:
+            self._refused_connect(stage)
         return True
 
     def _accounted(self, stage: ActiveStage, conns: Any) -> bool | None:

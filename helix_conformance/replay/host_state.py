@@ -17,6 +17,8 @@ from .trace import TraceEvent
 
 LIBRARY = "http"
 """``SentRequest.library`` of every request: it reached the host over HTTP, whatever the client."""
+MAX_REFUSED_PER_REPORT = 1000
+"""More refused connection attempts than this in one report are a loop, not retries: the trace keeps this many."""
 PACE_S = 0.001
 """Between two event chunks on a connection the link does not account for: the client reads them apart."""
 REDIRECTED_FROM = "x-helix-redirected-from"
@@ -179,6 +181,8 @@ class HostState:
     control: socket.socket
     http_port: int
     control_port: int
+    refusing: socket.socket
+    refusing_port: int
     staged: dict[str, StagePlan]
     active: ActiveStage | None
     ended: set[str]
@@ -215,6 +219,9 @@ class HostState:
         raise NotImplementedError
 
     def _barrier(self, stage: ActiveStage, response: Response) -> bool:
+        raise NotImplementedError
+
+    def _refused_connect(self, stage: ActiveStage) -> None:
         raise NotImplementedError
 
     # host_lockstep.py

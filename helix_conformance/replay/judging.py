@@ -74,6 +74,7 @@ def stage_run(
         chunk_bytes=options.chunk_bytes,
     )
     replay_service().stage(host, plan)
+    refused = refuses_connections(plan)
     job = AdapterJob(
         scenario_id=scenario.id,
         messages=tuple(scenario.messages),
@@ -82,9 +83,9 @@ def stage_run(
         options=adapter_options(options),
         abort_before=bool(abort is not None and abort.before),
         cancel_planned=options.cancel_after_chunks is not None,
-        base_url=_run_base_url(host, token, base_url or profile.default_base_url),
+        base_url=_run_base_url(host, token, base_url or profile.default_base_url, refused=refused),
         scripted=scripted,
-        link=LinkAddress(host.http_port, host.control_port, token),
+        link=LinkAddress(host.http_port, host.control_port, token, host.refusing_port if refused else 0),
     )
     return Staged(host, token, job)
 
@@ -103,12 +104,19 @@ def served(interaction: ReplayInteraction) -> ServedInteraction:
     )
 
 
-def _run_base_url(host: HostAddress, token: str, provider_base_url: str) -> str:
-    """The run's ``AdapterContext.base_url``: the host's, with the path of the provider's base URL. A profile
-    with no base URL of its own (``custom``: the adapter knows its provider's URL, the recordings hold its
-    paths) gets none, as before the host: the adapter uses its own URL, which the httpx seam sends to the host
-    with the run's prefix (replay/transport.py), so the recorded paths match."""
-    return host.base_url(token, provider_base_url) if provider_base_url else ""
+def refuses_connections(plan: StagePlan) -> bool:
+    """Whether the run's connections are refused: its first response is a ``connect_error`` (a provider that
+    cannot be reached refuses every attempt alike; no scenario recovers from one in the same step)."""
+    return bool(plan.interactions) and plan.interactions[0].fault_kind == "connect_error"
+
+
+def _run_base_url(host: HostAddress, token: str, provider_base_url: str, *, refused: bool) -> str:
+    """The run's ``AdapterContext.base_url``: the host's, with the path of the provider's base URL (on the
+    host's refusing port when the run's connections are ``refused``). A profile with no base URL of its own
+    (``custom``: the adapter knows its provider's URL, the recordings hold its paths) gets none, as before the
+    host: the adapter uses its own URL, which the httpx seam sends to the host with the run's prefix
+    (replay/transport.py), so the recorded paths match."""
+    return host.base_url(token, provider_base_url, refused=refused) if provider_base_url else ""
 
 
 _LAST_TEXT: dict[

@@ -38,6 +38,8 @@ class LinkAddress:
     http_port: int
     control_port: int
     token: str
+    refusing_port: int = 0
+    """The run's base URL is on this port, where nothing listens (a ``connect_error`` run); 0: none."""
 
 
 class CountedSocket(socket.socket):
@@ -116,6 +118,12 @@ class _Counts:
 _lock = threading.Lock()
 _counts: weakref.WeakKeyDictionary[socket.socket, _Counts] = weakref.WeakKeyDictionary()
 _http_port: int | None = None
+_refusing_port = 0
+_refused: list[int] = []
+"""Connection attempts to ``_refusing_port`` not reported yet, each as the number of the run's events before it
+(``rf`` in the next report places them among its marks)."""
+_run_events: list[Any] = []
+"""The events of the run the link reports on (``Trace.events``)."""
 _patched = 0
 _original_connect = socket.socket.connect
 _original_connect_ex = socket.socket.connect_ex
@@ -172,7 +180,33 @@ def _bound(sock: socket.socket) -> None:
             counts.port = int(sock.getsockname()[1])
 
 
+def _note_refused(sock: socket.socket, address: Any) -> None:
+    """An attempt to reach the run's refusing port: counted whatever comes of it (the kernel refuses it)."""
+    if (
+        _refusing_port
+        and sock.family in (socket.AF_INET, socket.AF_INET6)
+        and isinstance(address, tuple)
+        and len(address) >= 2
+        and address[1] == _refusing_port
+        and str(address[0]) in ("127.0.0.1", "localhost", "::1", "::ffff:127.0.0.1")
+    ):
+        with _lock:
+            _refused.append(len(_run_events))
+        if on_activity is not None:
+            on_activity()
+
+
+def refused_attempts(reported: int, upto: int) -> list[int]:
+    """The attempts to the refusing port made after the run's first ``upto`` events at the latest, each as
+    its place among the events from ``reported`` on (``rf``); later ones wait for the next report."""
+    with _lock:
+        taken = [at for at in _refused if at <= upto]
+        _refused[:] = [at for at in _refused if at > upto]
+    return [max(0, at - reported) for at in taken]
+
+
 def _connect(self: socket.socket, address: Any) -> None:
+    _note_refused(self, address)
     if _to_host(self, address):
         _adopt(self)
         try:
@@ -184,6 +218,7 @@ def _connect(self: socket.socket, address: Any) -> None:
 
 
 def _connect_ex(self: socket.socket, address: Any) -> int:
+    _note_refused(self, address)
     if _to_host(self, address):
         _adopt(self)
         try:
@@ -194,12 +229,14 @@ def _connect_ex(self: socket.socket, address: Any) -> int:
 
 
 @contextlib.contextmanager
-def counting(http_port: int) -> Iterator[None]:
+def counting(http_port: int, refusing_port: int = 0) -> Iterator[None]:
     """Count every connection made to the host's ``http_port`` while the block runs (sockets connected to it
-    stay counted after)."""
-    global _http_port, _patched
+    stay counted after), and every attempt to reach ``refusing_port``."""
+    global _http_port, _patched, _refusing_port
     with _lock:
         _http_port = http_port
+        _refusing_port = refusing_port
+        _refused.clear()
         _patched += 1
         socket.socket.connect = _connect  # type: ignore[method-assign,assignment]
         socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign,assignment]
@@ -287,7 +324,9 @@ class Link:
         """Name the run the next reports are about, and wait until the host has it: ``begun``, else ``over``
         (its stage never came) or ``lost``. The adapter starts only after, so its clock does not run while the
         host waits for the run's stage."""
+        global _run_events
         self.token, self.trace, self.reported, self.load = token, trace, 0, _no_load
+        _run_events = trace.events
         return self._ask({"t": "begin", "run": token})
 
     def idle(
@@ -306,7 +345,7 @@ class Link:
             {
                 "t": "idle",
                 "run": self.token,
-                "ev": self._marks(),
+                **self._events(),
                 "conns": connections(),
                 "timer": timer,
                 "beyond": beyond,
@@ -324,7 +363,7 @@ class Link:
                 "run": self.token,
                 "d": d,
                 "s": offer.serial,
-                "ev": self._marks(),
+                **self._events(),
                 "conns": connections(),
                 "sleeping": sleeping,
             }
@@ -335,20 +374,25 @@ class Link:
         with self.lock:
             if not self.broken:
                 try:
-                    self._write({"t": "end", "run": self.token, "ev": self._marks()})
+                    self._write({"t": "end", "run": self.token, **self._events()})
                 except OSError:
                     self.broken = True
         self.token, self.trace = "", None
 
     # --- the wire ---
 
-    def _marks(self) -> list[list[str]]:
+    def _events(self) -> dict[str, Any]:
+        """The run's events since the last report, as marks (``ev``), and the refused connection attempts
+        among them (``rf``: how many of those marks came before each)."""
         trace = self.trace
         if trace is None:
-            return []
+            return {"ev": [], "rf": []}
         events = trace.events[self.reported :]
-        self.reported += len(events)
-        return [[e.kind, e.name] for e in events]
+        reported, self.reported = self.reported, self.reported + len(events)
+        return {
+            "ev": [[e.kind, e.name] for e in events],
+            "rf": refused_attempts(reported, self.reported),
+        }
 
     def _ask(self, message: dict[str, Any]) -> Answer:
         with self.lock:

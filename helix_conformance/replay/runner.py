@@ -266,9 +266,12 @@ def run_adapter(job: AdapterJob, spec: AdapterSpec) -> ScenarioRun:
         why = "never received the run's stage" if begun.kind == "over" else f"answered {begun.kind!r}"
         run.setup_error = f"{HARNESS_FAILED}: the replay host {why} when the run began"
         return run
-    redirect = Redirect(job.link.http_port, job.link.token)
+    redirect = Redirect(job.link.refusing_port or job.link.http_port, job.link.token)
     try:
-        with provider_keys_hidden((spec.api_key_env,)), counting(job.link.http_port):
+        with (
+            provider_keys_hidden((spec.api_key_env,)),
+            counting(job.link.http_port, job.link.refusing_port),
+        ):
             _execute(run, job, spec, context, controller, redirect, link=link)
     finally:
         link.end()

@@ -12,9 +12,9 @@ Frames both ways: an 8-byte big-endian length, then a pickle of a tuple. Parent 
 listeners)``, ``("stage", id, StagePlan)``, ``("collect", id, token, grace_s)``, ``("close_host", id)``. The
 parent's end is a Unix socket: a host of a worker confined in a network namespace of its own (worker/sandbox.py)
 listens on sockets its keeper opened on that namespace's loopback, which no other process can reach; the
-``host`` message then carries those two listening sockets (SCM_RIGHTS, ``listeners`` = 2), and the host serves
-them instead of listening on the machine's loopback. Service to parent:
-``("host", id, http_port, control_port)``, ``("trace", id, token, StageTrace)`` (once per staged run, when the
+``host`` message then carries those sockets (SCM_RIGHTS, ``listeners`` = 3: HTTP, the link, and one only bound,
+whose port refuses connections), and the host serves them instead of the machine's loopback. Service to parent:
+``("host", id, http_port, control_port, refusing_port)``, ``("trace", id, token, StageTrace)`` (once per staged run, when the
 adapter's side ends it or when collected), ``("error", text)`` for a failure of the service itself.
 """
 
@@ -126,12 +126,14 @@ class _Reactor:
                 host = None
             if host is None:
                 host = self.hosts[message[1]] = self.host_class(
-                    self, message[1], listeners=(listeners[0], listeners[1]) if len(listeners) == 2 else None
+                    self,
+                    message[1],
+                    listeners=(listeners[0], listeners[1], listeners[2]) if len(listeners) == 3 else None,
                 )
             else:
                 for listener in listeners:
                     listener.close()
-            self.send(("host", message[1], host.http_port, host.control_port))
+            self.send(("host", message[1], host.http_port, host.control_port, host.refusing_port))
         elif kind == "stage":
             self._host(message[1]).stage(message[2])
         elif kind == "collect":
@@ -177,21 +179,25 @@ def main(argv: list[str]) -> None:
 
 @dataclass(frozen=True)
 class HostAddress:
-    """Where one adapter process's host listens: its HTTP port and its link's port, on 127.0.0.1."""
+    """Where one adapter process's host listens: its HTTP port and its link's port, on 127.0.0.1; and its
+    refusing port, where nothing listens (a ``connect_error`` run's base URL: the connection is refused)."""
 
     id: str
     http_port: int
     control_port: int
     incarnation: int
+    refusing_port: int
 
-    def base_url(self, token: str, default_base_url: str) -> str:
-        """A run's base URL: the host's origin, the run's prefix, and the path of the provider's base URL."""
+    def base_url(self, token: str, default_base_url: str, *, refused: bool = False) -> str:
+        """A run's base URL: the host's origin (its refusing port's for a run whose connection is ``refused``),
+        the run's prefix, and the path of the provider's base URL."""
         from urllib.parse import urlsplit
 
         from .host_state import RUN_PREFIX
 
         path = urlsplit(default_base_url).path.rstrip("/")
-        return f"http://127.0.0.1:{self.http_port}{RUN_PREFIX}{token}{path}"
+        port = self.refusing_port if refused else self.http_port
+        return f"http://127.0.0.1:{port}{RUN_PREFIX}{token}{path}"
 
 
 class ReplayService:
@@ -206,7 +212,7 @@ class ReplayService:
         self.from_service = -1
         self.incarnation = 0
         self.hosts: dict[str, HostAddress] = {}
-        self.listeners: dict[str, tuple[socket.socket, socket.socket]] = {}
+        self.listeners: dict[str, tuple[socket.socket, socket.socket, socket.socket]] = {}
         self.traces: dict[tuple[str, str], StageTrace] = {}
         self.failure = ""
         self.next_host = 0
@@ -297,7 +303,9 @@ class ReplayService:
             with self.changed:
                 for message in messages:
                     if message[0] == "host":
-                        self.hosts[message[1]] = HostAddress(message[1], message[2], message[3], incarnation)
+                        self.hosts[message[1]] = HostAddress(
+                            message[1], message[2], message[3], incarnation, message[4]
+                        )
                     elif message[0] == "trace":
                         self.traces[(message[1], message[2])] = message[3]
                     elif message[0] == "error":
@@ -307,10 +315,12 @@ class ReplayService:
     # --- what the executors call ---
 
     def host(
-        self, host_id: str | None = None, listeners: tuple[socket.socket, socket.socket] | None = None
+        self,
+        host_id: str | None = None,
+        listeners: tuple[socket.socket, socket.socket, socket.socket] | None = None,
     ) -> HostAddress:
         """The host of ``host_id`` (a new host when None), started on this service (again if it restarted).
-        ``listeners``: its HTTP and link listening sockets, opened where the adapter's process can reach them
+        ``listeners``: its HTTP and link listening sockets and its refusing one, opened where the adapter's process can reach them
         (a confined worker's network namespace: worker/keeper.py); kept here for a restarted service, closed
         with the host. None: the service listens on 127.0.0.1 itself."""
         with self.changed:
@@ -330,7 +340,7 @@ class ReplayService:
         if passed is None:
             self._write(("host", host_id))
         else:
-            self._write(("host", host_id, 2), (passed[0].fileno(), passed[1].fileno()))
+            self._write(("host", host_id, 3), tuple(listener.fileno() for listener in passed))
         deadline = time.monotonic() + START_TIMEOUT_S
         with self.changed:
             while (found := self.hosts.get(host_id)) is None or found.incarnation != incarnation:

@@ -51,6 +51,14 @@ class SentRequest:
     """Index of the matched interaction, None when nothing recorded matched (HARN-01)."""
     at: float
     library: str
+    refused: bool = False
+    """A connection attempt the run's base URL refused (``connect_error``): no request line, headers or body
+    ever left the adapter; its link reported the attempt."""
+
+    @property
+    def line(self) -> str:
+        """The request in a failure message: method and URL, or the refused connection it was."""
+        return f"a connection to {self.url} (refused)" if self.refused else f"{self.method} {self.url}"
 
 
 @dataclass

@@ -133,7 +133,9 @@ class Worker:
                 raise TypeError(f"a run's payload is an AdapterJob with a link, not {type(job).__name__}")
             guard.drain()
             escapes = escape_attempts("self")
-            guard.allow_only(frozenset({job.link.http_port, job.link.control_port}))
+            guard.allow_only(
+                frozenset({job.link.http_port, job.link.control_port, job.link.refusing_port} - {0})
+            )
             run = run_adapter(job, self.spec)
             run.unintercepted.extend(guard.drain())
             escapes = escape_attempts("self") - escapes  # this run's alone (keeper.new_escapes)

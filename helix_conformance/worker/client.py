@@ -324,7 +324,7 @@ class AdapterWorker:
             if self.host is not None and self.host_spawn == self.spawned:
                 return service.host(self.host.id)
             try:
-                listeners = (keeper.listen(), keeper.listen())
+                listeners = (keeper.listen(), keeper.listen(), keeper.listen(listening=False))
             except OSError as exc:
                 raise ReplayServiceError(
                     f"the replay host cannot listen in the worker's network namespace: {exc}"

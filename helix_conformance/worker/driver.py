@@ -254,6 +254,7 @@ class DriverWorker:
             replay={
                 "httpPort": link.http_port,
                 "controlPort": link.control_port,
+                "refusingPort": link.refusing_port,
                 "token": link.token,
                 "virtualTime": options.virtual_time,
                 "limitMs": round(options.limit_s * options.steps * 1000),

@@ -2,7 +2,7 @@
 adapter code, so what it says is trusted, unlike anything on the worker's channel.
 
 The keeper says how the worker is confined (``keeper``), opens listening sockets inside the worker's network
-namespace for the parent (``listen``), ends the worker and everything it started (``kill``), and says how the
+namespace for the parent (``listen``; or one only bound, whose port refuses connections), ends the worker and everything it started (``kill``), and says how the
 worker ended (``ended``: its wait status and peak memory). ``vitals`` reads the worker's processes from
 ``/proc`` (Linux): what a hung worker looked like (memory, stopped), and connection attempts the network
 namespace refused, which the kernel counts where no code of the adapter's can reset them.
@@ -87,15 +87,19 @@ class KeeperLink:
             pass
         return self.hello
 
-    def listen(self) -> socket.socket:
+    def listen(self, *, listening: bool = True) -> socket.socket:
         """A listening TCP socket on the worker's loopback (its own network namespace when confined): the
-        replay server of a run serves the adapter from the parent on it. OSError when the keeper cannot."""
+        replay server of a run serves the adapter from the parent on it. Not ``listening``: a socket only
+        bound, whose port refuses connections (the ``connect_error`` runs'). OSError when the keeper cannot."""
         if not self.confined:
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             listener.bind(("127.0.0.1", 0))
-            listener.listen(64)
+            if listening:
+                listener.listen(64)
             return listener
-        self.sock.sendall(b'{"type": "listen"}\n')
+        self.sock.sendall(
+            b'{"type": "listen"}\n' if listening else b'{"type": "listen", "listening": false}\n'
+        )
         deadline = time.monotonic() + LISTEN_TIMEOUT_S
         while (message := self._read(deadline)) is not None:
             if message.get("type") != "listener":

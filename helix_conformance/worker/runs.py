@@ -45,6 +45,7 @@ def encode_run(run: ScenarioRun) -> dict[str, Any]:
             "interaction": r.interaction,
             "at": r.at,
             "library": r.library,
+            "refused": r.refused,
         }
         for r in list(run.trace.requests)
     ]
@@ -115,6 +116,7 @@ def decode_run(data: Any, options: RunOptions, interactions: list[ReplayInteract
                     _opt_int(r["interaction"]),
                     float(r["at"]),
                     str(r["library"]),
+                    bool(r.get("refused", False)),
                 )
             )
         run = ScenarioRun(options=options, trace=trace, interactions=interactions)

@@ -292,18 +292,20 @@ class Keeper:
             with contextlib.suppress(ValueError, AttributeError):
                 request = json.loads(text)
                 if request.get("type") == "listen":
-                    self._listen()
+                    self._listen(request.get("listening", True) is not False)
                 elif request.get("type") == "kill":
                     self._kill_everything()
         return True
 
-    def _listen(self) -> None:
+    def _listen(self, listening: bool = True) -> None:
         """A listening TCP socket on loopback, made here: in namespaces it is the worker's loopback, which the
-        parent cannot reach otherwise. The parent gets the socket itself; no copy stays here."""
+        parent cannot reach otherwise. The parent gets the socket itself; no copy stays here. Not
+        ``listening``: bound only, so that a connection to its port is refused (a ``connect_error`` run)."""
         try:
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             listener.bind(("127.0.0.1", 0))
-            listener.listen(64)
+            if listening:
+                listener.listen(64)
         except OSError as exc:
             self.send({"type": "listener", "error": str(exc)})
             return

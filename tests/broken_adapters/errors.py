@@ -120,6 +120,19 @@ class RetryableErrorsKeepGoing(OpenAIChatAdapter):
         return result
 
 
+class ReconnectsAfterConnectError(OpenAIChatAdapter):
+    """LiteLLM 1.106's HTTP handler (litellm/llms/custom_httpx/http_handler.py:851) sends the request again
+    with a new client after httpx.ConnectError, whatever max_retries says: a refused connection is retried."""
+
+    async def _attempt(
+        self, client: httpx.AsyncClient, request: httpx.Request, guard: StreamGuard, emit: SafeCallbacks
+    ) -> StepResult | RetryableFailure:
+        result = await super()._attempt(client, request, guard, emit)
+        if isinstance(result, RetryableFailure) and isinstance(result.error.cause, httpx.ConnectError):
+            return await super()._attempt(client, request, guard, emit)  # Bug: "connecting is not a request"
+        return result
+
+
 class ApiKeyInErrorMessage(HookedAdapter):
     async def _status_error(self, response: httpx.Response) -> HelixError:
         error = await super()._status_error(response)  # the provider's message, already redacted here...
@@ -287,6 +300,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "ERR-06",
         ["http_429", "http_500", "connect_error"],
         "Returns retryable errors with should_stop=False.",
+    ),
+    broken(
+        "reconnects_after_connect_error",
+        ReconnectsAfterConnectError,
+        "HARN-01",
+        ["connect_error"],
+        "Tries a refused connection once more whatever max_retries says (LiteLLM's reconnect).",
     ),
     broken(
         "auth_errors_as_text",

@@ -93,10 +93,12 @@ export class ReplayLink {
     /** @type {((answer: Answer) => void) | undefined} */
     this.waiting = undefined;
     this.serial = 0;
-    /** @type {{token: string, httpPort: number, virtual: boolean, deadline: number, credited: number, starvedBase: number, onAbort: () => void, onCancel: () => void} | undefined} */
+    /** @type {{token: string, httpPort: number, refusingPort: number, virtual: boolean, deadline: number, credited: number, starvedBase: number, onAbort: () => void, onCancel: () => void} | undefined} */
     this.run = undefined;
     /** @type {[string, string][]} */
     this.marks = [];
+    /** @type {number[]} connection attempts the run's refusing port refused, each as the marks before it (`rf`) */
+    this.refused = [];
     this.activity = 0;
     this.seen = -1;
     this.scheduled = false;
@@ -123,6 +125,12 @@ export class ReplayLink {
       this.touch();
       return push.call(socket, chunk, encoding);
     };
+    /** @type {(event: string | symbol, ...args: any[]) => boolean} */
+    const emit = socket.emit.bind(socket);
+    socket.emit = (/** @type {string | symbol} */ event, /** @type {any[]} */ ...args) => {
+      if (event === 'error') this.noteRefused(args[0]);
+      return emit(event, ...args);
+    };
     socket.once('connect', () => this.touch());
     socket.once('close', () => {
       this.sockets.delete(socket);
@@ -131,9 +139,22 @@ export class ReplayLink {
   }
 
   /**
+   * A socket's error: a connection the run's refusing port refused (a `connect_error` run's base URL) is an
+   * attempt the host traces as the run's request.
+   * @param {any} error
+   */
+  noteRefused(error) {
+    const port = this.run?.refusingPort;
+    if (port && error?.code === 'ECONNREFUSED' && error.port === port) {
+      this.refused.push(this.marks.length);
+      this.touch();
+    }
+  }
+
+  /**
    * Connect to the host's link port (once per host), then name the run and wait until the host has it: the
    * adapter starts only after, so its clock does not run while the host waits for the run's stage.
-   * @param {{controlPort: number, httpPort: number, token: string, virtualTime?: boolean}} replay
+   * @param {{controlPort: number, httpPort: number, refusingPort?: number, token: string, virtualTime?: boolean}} replay
    * @param {() => void} onAbort the host's abort plan fired
    * @param {() => void} [onCancel] the host's cancel point (NT-03) was reached
    * @returns {Promise<string>} the host's answer: `begun`, else `over` (its stage never came) or `lost`
@@ -148,8 +169,9 @@ export class ReplayLink {
         this.controlPort = replay.controlPort;
       }
       this.marks = [];
+      this.refused = [];
       this.clock.now(); // the load read up to here belongs to earlier runs
-      this.run = { token: replay.token, httpPort: replay.httpPort, virtual: replay.virtualTime !== false, deadline: Infinity, credited: 0, starvedBase: this.clock.starvedMs, onAbort, onCancel };
+      this.run = { token: replay.token, httpPort: replay.httpPort, refusingPort: replay.refusingPort ?? 0, virtual: replay.virtualTime !== false, deadline: Infinity, credited: 0, starvedBase: this.clock.starvedMs, onAbort, onCancel };
       this.clock.leaveOffLoad = this.run.virtual; // --helix-real-time: the wall clock, load and all
       answer = (await this.ask({ t: 'begin' })).t;
     }
@@ -178,7 +200,7 @@ export class ReplayLink {
 
   /** The run is over: its last marks, and no more reports. */
   end() {
-    if (this.run) this.write({ t: 'end', run: this.run.token, ev: this.takeMarks() });
+    if (this.run) this.write({ t: 'end', run: this.run.token, ...this.takeMarks() });
     this.run = undefined;
   }
 
@@ -204,10 +226,12 @@ export class ReplayLink {
     this.control?.write(`${JSON.stringify(message)}\n`);
   }
 
+  /** The events since the last report, as marks (`ev`), and the refused connection attempts among them (`rf`). */
   takeMarks() {
-    const marks = this.marks;
+    const taken = { ev: this.marks, rf: this.refused };
     this.marks = [];
-    return marks;
+    this.refused = [];
+    return taken;
   }
 
   /** Something happened on the adapter's side: look again once the event loop has gone round. */
@@ -330,7 +354,7 @@ export class ReplayLink {
       };
       // the load the clock left off since the run began: the host's clock leaves it off too (one run clock)
       const st = (this.clock.starvedMs - run.starvedBase) / 1000;
-      this.write({ ...message, run: run.token, n, st, ev: this.takeMarks(), conns: this.connections() });
+      this.write({ ...message, run: run.token, n, st, ...this.takeMarks(), conns: this.connections() });
     });
   }
 

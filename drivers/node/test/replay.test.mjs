@@ -91,3 +91,54 @@ test('a run the host does not take is not begun, and a link the host closed is m
     control.close();
   }
 });
+
+test("a connection the run's refusing port refused is reported among the marks, where it happened (rf)", async () => {
+  /** @type {Record<string, any>[]} */
+  const reports = [];
+  const control = net.createServer((socket) => {
+    socket.setEncoding('utf8');
+    let buffer = '';
+    socket.on('data', (data) => {
+      buffer += data;
+      let end;
+      while ((end = buffer.indexOf('\n')) >= 0) {
+        const message = JSON.parse(buffer.slice(0, end));
+        buffer = buffer.slice(end + 1);
+        reports.push(message);
+        if (message.t === 'begin') socket.write(`${JSON.stringify({ t: 'begun', n: message.n })}\n`);
+        else if (message.t !== 'end') socket.write(`${JSON.stringify({ t: 'wait', n: message.n })}\n`);
+      }
+    });
+  });
+  const controlPort = await listen(control);
+  const refusing = net.createServer();
+  const refusingPort = await listen(refusing);
+  await new Promise((resolve) => refusing.close(resolve)); // nothing listens there now: connections are refused
+  /** @param {number} port @returns {Promise<string>} */
+  const attempt = (port) =>
+    new Promise((resolve) => {
+      const socket = net.connect({ port, host: '127.0.0.1' });
+      socket.on('error', (/** @type {any} */ error) => resolve(String(error.code)));
+      socket.on('connect', () => resolve('connected'));
+    });
+  const link = new ReplayLink(new VirtualClock());
+  try {
+    assert.equal(await link.begin({ controlPort, httpPort: 1, refusingPort, token: 'run' }, () => {}), 'begun');
+    assert.equal(await attempt(refusingPort), 'ECONNREFUSED');
+    link.mark('callback', 'on_error');
+    assert.equal(await attempt(refusingPort), 'ECONNREFUSED');
+    link.mark('returned', 'ErrorStepResult');
+    link.end();
+    for (let i = 0; i < 100 && !reports.some((r) => r.t === 'end'); i += 1) await sleep(20);
+    const ev = reports.flatMap((r) => r.ev ?? []);
+    const rf = reports.flatMap((r) => {
+      const before = reports.slice(0, reports.indexOf(r)).flatMap((earlier) => earlier.ev ?? []).length;
+      return (r.rf ?? []).map((/** @type {number} */ at) => before + at);
+    });
+    assert.deepEqual(ev, [['callback', 'on_error'], ['returned', 'ErrorStepResult']]);
+    assert.deepEqual(rf, [0, 1], 'each refusal among the marks where it happened');
+  } finally {
+    link.control?.destroy();
+    control.close();
+  }
+});
