@@ -136,7 +136,9 @@ def root_cause(session: ScenarioSession) -> RootCause | None:
         )
     if not run.trace.requests:
         seen = "".join(f"\n  {line}" for line in run.host_seen)
-        refused = any(e.fault is not None and e.fault.kind == "connect_error" for e in session.scenario.exchanges)
+        refused = any(
+            e.fault is not None and e.fault.kind == "connect_error" for e in session.scenario.exchanges
+        )
         return RootCause(
             "HARN-02",
             f"the step ended before any request was sent, returning {_outcome(run)}",

@@ -22,10 +22,11 @@ WebAssembly.compile = () => sleep(COMPILE_MS).then(() => /** @type {WebAssembly.
 test('no idle is reported while a WebAssembly compilation is in flight (undici between connect and request)', async () => {
   /** @type {net.Socket[]} */
   const accepted = [];
-  const http = net.createServer((socket) => accepted.push(socket));
+  const http = net.createServer((socket) => accepted.push(socket.on('error', () => {}))); // a peer gone is no failure here
   /** @type {number[]} */
   const idles = [];
   const control = net.createServer((socket) => {
+    socket.on('error', () => {}); // the link destroyed while an answer was on its way: no uncaught error
     let buffer = '';
     socket.setEncoding('utf8');
     socket.on('data', (data) => {
@@ -50,7 +51,7 @@ test('no idle is reported while a WebAssembly compilation is in flight (undici b
     const started = performance.now();
     const compiled = WebAssembly.compile(new Uint8Array(0)).then(() => performance.now());
     const settledAt = await compiled;
-    for (let i = 0; i < 50 && idles.length === 0; i += 1) await sleep(10);
+    for (let i = 0; i < 300 && idles.length === 0; i += 1) await sleep(10); // a loaded machine may take a while
     assert.ok(settledAt - started >= COMPILE_MS - 5);
     assert.ok(idles.length > 0, 'idle once the compilation settled');
     assert.ok(idles.every((at) => at < started || at >= settledAt), `idle reported while compiling: ${idles.map((t) => t - started)}`);
