@@ -378,10 +378,19 @@ def test_escapes_are_counted_for_the_run_that_made_them(monkeypatch: pytest.Monk
         assert link.new_escapes(1) == [_packets(1)]
         assert link.new_escapes(1) == [_packets(1)]  # the next run's, counted on it
         assert link.new_escapes(0) == []
-        monkeypatch.setattr(keeper_module, "escape_attempts", lambda pid: 3)
-        assert link.new_escapes() == [_packets(1)]  # a worker that sent no count: the keeper's delta
     finally:
         link.sock.close()
+    # A worker that sends no count: the keeper's delta since the last answer (the worker's count spares that
+    # /proc read on every other run).
+    silent = keeper_module.KeeperLink(sock=socket.socket(), pid=0, hello={"tier": "namespaces"})
+    try:
+        monkeypatch.setattr(keeper_module, "escape_attempts", lambda pid: 2)
+        assert silent.new_escapes() == [_packets(2)]
+        monkeypatch.setattr(keeper_module, "escape_attempts", lambda pid: 3)
+        assert silent.new_escapes() == [_packets(1)]
+        assert silent.new_escapes() == []
+    finally:
+        silent.sock.close()
 
 
 def _packets(count: int) -> str:

@@ -38,6 +38,8 @@ class KeeperLink:
     _closed: bool = False
     _escapes_seen: int = 0
     _strays_seen: set[int] = field(default_factory=set)
+    _kept: frozenset[int] = frozenset()
+    """The namespace's init and the worker (confined), once found: read from /proc once, not after every run."""
 
     @property
     def tier(self) -> str:
@@ -129,7 +131,10 @@ class KeeperLink:
             return []
         found = descendants(self.pid)
         if self.confined:  # the keeper's only child is the namespace's init; the worker is its PID 2
-            keep = set(_children(self.pid)) | {pid for pid in found if _namespace_pid(pid) == 2}
+            if not self._kept or not self._kept <= set(found):
+                worker = {pid for pid in found if _namespace_pid(pid) == 2}
+                self._kept = frozenset(_children(self.pid)) | frozenset(worker) if worker else frozenset()
+            keep: set[int] | frozenset[int] = self._kept
         else:
             keep = {int(self.hello.get("worker_pid") or 0)}
         named: list[str] = []
@@ -155,9 +160,13 @@ class KeeperLink:
         keeper's count since the last answer, kept for a worker that sent none, was load-dependent)."""
         if not self.confined:
             return []
-        count = escape_attempts(self.pid)
-        since, self._escapes_seen = count - self._escapes_seen, max(count, self._escapes_seen)
-        new = reported if isinstance(reported, int) and not isinstance(reported, bool) else since
+        if isinstance(reported, int) and not isinstance(reported, bool):
+            new = (
+                reported  # the counters are read only for a worker that sends no count (a /proc read per run)
+            )
+        else:
+            count = escape_attempts(self.pid)
+            new, self._escapes_seen = count - self._escapes_seen, max(count, self._escapes_seen)
         if new <= 0:
             return []
         return [
