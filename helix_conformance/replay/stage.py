@@ -172,15 +172,15 @@ def merge(stage: StageTrace, adapter_events: list[Any]) -> Trace:
                     f"event {taken} of the adapter's side is {own.kind} {own.name!r} in its answer but "
                     f"{event.kind} {event.name!r} on the link"
                 )
-            events.append(own._replace(seq=len(events), at=event.at))
+            events.append(TraceEvent(len(events), event.at, *own[2:]))  # _replace: 4x the time, per event
         elif event.seq == len(events):  # numbered where it stands already (the host counts its marks)
             events.append(event)
         else:
-            events.append(event._replace(seq=len(events)))
+            events.append(TraceEvent(len(events), *event[1:]))
     last = events[-1].at if events else 0.0
     for own in pending[taken:]:
         if own.kind not in ADAPTER_EVENT_KINDS:
             raise MergeError(f"the adapter's side reported a {own.kind!r} event")
-        events.append(own._replace(seq=len(events), at=last))
+        events.append(TraceEvent(len(events), last, *own[2:]))
     trace.requests.extend(stage.requests)
     return trace
