@@ -251,9 +251,8 @@ class ScenarioSession:
         if precondition is None or not self.profile.replays or self.profile.by_regression:
             return Applicability()
         sent, decoded = self.endpoint_requests(), self.decoded_requests()
-        if (
-            not sent or not decoded
-        ):  # no request, or only refused connections: nothing said to read options from
+        # no request, or only refused connections (connect_error): nothing said to read the options from
+        if not sent or not decoded:
             return Applicability()
         unmet = precondition.unmet_by(decoded[0].request_options())
         if precondition.servers is None:

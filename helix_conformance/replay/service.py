@@ -14,8 +14,8 @@ parent's end is a Unix socket: a host of a worker confined in a network namespac
 listens on sockets its keeper opened on that namespace's loopback, which no other process can reach; the
 ``host`` message then carries those sockets (SCM_RIGHTS, ``listeners`` = 3: HTTP, the link, and one only bound,
 whose port refuses connections), and the host serves them instead of the machine's loopback. Service to parent:
-``("host", id, http_port, control_port, refusing_port)``, ``("trace", id, token, StageTrace)`` (once per staged run, when the
-adapter's side ends it or when collected), ``("error", text)`` for a failure of the service itself.
+``("host", id, http_port, control_port, refusing_port)``, ``("trace", id, token, StageTrace)`` (once per staged
+run, when the adapter's side ends it or when collected), ``("error", text)`` for a failure of the service itself.
 """
 
 from __future__ import annotations
