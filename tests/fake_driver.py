@@ -127,7 +127,8 @@ class Driver:
             controller.abort("aborted before the step started")
         replay = msg["replay"]
         marks = Trace()  # what the link reports, in order: where each of these events fell
-        link = link_to(LinkAddress(replay["httpPort"], replay["controlPort"], replay["token"]))
+        refusing = int(replay.get("refusingPort") or 0)  # connect_error: attempts there are reported (rf)
+        link = link_to(LinkAddress(replay["httpPort"], replay["controlPort"], replay["token"], refusing))
         link.begin(replay["token"], marks)
         self.loop.link, self.loop.virtual = link, bool(replay.get("virtualTime", True))
 
@@ -178,7 +179,7 @@ class Driver:
         )
         context = AdapterContext(api_key=ctx["apiKey"], base_url=ctx["baseUrl"], timeout=ctx["timeout"])
         try:
-            with counting(replay["httpPort"]):
+            with counting(replay["httpPort"], refusing):
                 await self.steps(msg, run_id, context, controller, callbacks, buffered, marks)
         finally:
             link.end()

@@ -81,7 +81,14 @@ def test_ready_spec_resolves_as_the_adapter(openai_driver: DriverWorker) -> None
 
 
 def test_a_driver_run_is_judged_as_the_in_process_run(openai_driver: DriverWorker) -> None:
-    scenarios = {"text_basic", "tool_call_parallel", "abort_midstream", "http_500", "thinking_text"}
+    scenarios = {
+        "text_basic",
+        "tool_call_parallel",
+        "abort_midstream",
+        "http_500",
+        "thinking_text",
+        "connect_error",
+    }
     in_process = outcomes(None, scenarios)
     via_driver = outcomes(openai_driver.run_scenario, scenarios)
     assert len(in_process) > 40
