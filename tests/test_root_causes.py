@@ -109,9 +109,21 @@ def test_a_wrong_wire_profile_is_named_as_the_likely_cause(adapters: pytest.Pyte
     assert "HARN-02 (MUST" not in output(result)
 
 
+def _openai_chat_spec(name: str, adapter: type) -> AdapterSpec:
+    """An in-process test adapter declared like the OpenAI Chat reference (its capabilities)."""
+    from reference_adapters.openai_chat import spec as reference
+
+    return AdapterSpec(
+        name=name,
+        factory=lambda ctx: adapter(),
+        wire_profile="openai-chat",
+        model="m",
+        capabilities=reference.capabilities,
+    )
+
+
 def test_a_step_that_never_sends_a_request_is_judged_only_where_that_means_something() -> None:
     from helix_conformance.contract import ErrorStepResult, HelixError
-    from reference_adapters.openai_chat import spec as reference
 
     class RefusesBeforeSending:
         async def generate_step(self, input):  # type: ignore[no-untyped-def]
@@ -120,14 +132,7 @@ def test_a_step_that_never_sends_a_request_is_judged_only_where_that_means_somet
                 await input.callbacks.on_error(error)
             return ErrorStepResult(error=error)
 
-    spec = AdapterSpec(
-        name="refuses",
-        factory=lambda ctx: RefusesBeforeSending(),
-        wire_profile="openai-chat",
-        model="m",
-        capabilities=reference.capabilities,
-    )
-    report = run_conformance(spec, scenarios=["tool_call"])
+    report = run_conformance(_openai_chat_spec("refuses", RefusesBeforeSending), scenarios=["tool_call"])
     checks = {c["clause"]: c for c in report["results"]}
     assert report["causes"][0]["clause"] == "HARN-02"
     assert checks["HARN-02"]["outcome"] == "failed"
@@ -145,20 +150,12 @@ def test_no_attempt_on_a_refused_connection_says_where_attempts_are_counted() ->
     """connect_error's request never reaches the replay (its connection is refused): HARN-02 says how attempts are
     seen, so that an adapter on a client the harness cannot see is not told it sent nothing without a why."""
     from helix_conformance.contract import ErrorStepResult, HelixError
-    from reference_adapters.openai_chat import spec as reference
 
     class GivesUpWithoutTrying:
         async def generate_step(self, input):  # type: ignore[no-untyped-def]
             return ErrorStepResult(error=HelixError("offline", code="provider_error", retryable=True))
 
-    spec = AdapterSpec(
-        name="gives-up",
-        factory=lambda ctx: GivesUpWithoutTrying(),
-        wire_profile="openai-chat",
-        model="m",
-        capabilities=reference.capabilities,
-    )
-    report = run_conformance(spec, scenarios=["connect_error"])
+    report = run_conformance(_openai_chat_spec("gives-up", GivesUpWithoutTrying), scenarios=["connect_error"])
     cause = report["causes"][0]
     assert cause["clause"] == "HARN-02", cause
     assert "refuses the connection (connect_error)" in str(cause), cause

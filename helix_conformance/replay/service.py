@@ -320,9 +320,9 @@ class ReplayService:
         listeners: tuple[socket.socket, socket.socket, socket.socket] | None = None,
     ) -> HostAddress:
         """The host of ``host_id`` (a new host when None), started on this service (again if it restarted).
-        ``listeners``: its HTTP and link listening sockets and its refusing one, opened where the adapter's process can reach them
-        (a confined worker's network namespace: worker/keeper.py); kept here for a restarted service, closed
-        with the host. None: the service listens on 127.0.0.1 itself."""
+        ``listeners``: its HTTP and link listening sockets and its refusing one, opened where the adapter's
+        process can reach them (a confined worker's network namespace: worker/keeper.py); kept here for a
+        restarted service, closed with the host. None: the service listens on 127.0.0.1 itself."""
         with self.changed:
             self._alive()
             if host_id is None:

@@ -2,10 +2,11 @@
 adapter code, so what it says is trusted, unlike anything on the worker's channel.
 
 The keeper says how the worker is confined (``keeper``), opens listening sockets inside the worker's network
-namespace for the parent (``listen``; or one only bound, whose port refuses connections), ends the worker and everything it started (``kill``), and says how the
-worker ended (``ended``: its wait status and peak memory). ``vitals`` reads the worker's processes from
-``/proc`` (Linux): what a hung worker looked like (memory, stopped), and connection attempts the network
-namespace refused, which the kernel counts where no code of the adapter's can reset them.
+namespace for the parent (``listen``; or one only bound, whose port refuses connections), ends the worker and
+everything it started (``kill``), and says how the worker ended (``ended``: its wait status and peak memory).
+``vitals`` reads the worker's processes from ``/proc`` (Linux): what a hung worker looked like (memory, stopped),
+and connection attempts the network namespace refused, which the kernel counts where no code of the adapter's can
+reset them.
 """
 
 from __future__ import annotations

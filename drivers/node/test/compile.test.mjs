@@ -6,14 +6,7 @@ import { test } from 'node:test';
 
 import { VirtualClock } from '../src/clock.js';
 import { ReplayLink } from '../src/replay.js';
-
-/** @param {net.Server} server @returns {Promise<number>} */
-function listen(server) {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(/** @type {net.AddressInfo} */ (server.address()).port)));
-}
-
-/** @param {number} ms */
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+import { linkHost, listen, sleep } from './link-host.mjs';
 
 const COMPILE_MS = 300;
 // as a loaded machine makes undici's first compile of its parser: long past the idle check's turn
@@ -25,20 +18,9 @@ test('no idle is reported while a WebAssembly compilation is in flight (undici b
   const http = net.createServer((socket) => accepted.push(socket.on('error', () => {}))); // a peer gone is no failure here
   /** @type {number[]} */
   const idles = [];
-  const control = net.createServer((socket) => {
-    socket.on('error', () => {}); // the link destroyed while an answer was on its way: no uncaught error
-    let buffer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (data) => {
-      buffer += data;
-      let end;
-      while ((end = buffer.indexOf('\n')) >= 0) {
-        const message = JSON.parse(buffer.slice(0, end));
-        buffer = buffer.slice(end + 1);
-        if (message.t === 'idle') idles.push(performance.now());
-        socket.write(`${JSON.stringify({ t: message.t === 'begin' ? 'begun' : 'wait', n: message.n })}\n`);
-      }
-    });
+  const control = linkHost((message, answer) => {
+    if (message.t === 'idle') idles.push(performance.now());
+    answer({ t: message.t === 'begin' ? 'begun' : 'wait', n: message.n });
   });
   const httpPort = await listen(http);
   const controlPort = await listen(control);

@@ -5,14 +5,7 @@ import { test } from 'node:test';
 
 import { VirtualClock } from '../src/clock.js';
 import { ReplayLink } from '../src/replay.js';
-
-/** @param {net.Server} server @returns {Promise<number>} */
-function listen(server) {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(/** @type {net.AddressInfo} */ (server.address()).port)));
-}
-
-/** @param {number} ms */
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+import { linkHost, listen, sleep } from './link-host.mjs';
 
 test('a jump offered after the host closed a connection is not taken before the adapter has seen the close', async () => {
   /** @type {net.Socket[]} */
@@ -20,30 +13,15 @@ test('a jump offered after the host closed a connection is not taken before the 
   const http = net.createServer((socket) => accepted.push(socket.on('error', () => {}))); // a peer gone is no failure here
   /** @type {string[]} */
   const said = [];
-  /** @type {net.Socket | undefined} */
-  let linkSocket;
-  const answer = (/** @type {Record<string, unknown>} */ message) => linkSocket?.write(`${JSON.stringify(message)}\n`);
-  const control = net.createServer((socket) => {
-    socket.on('error', () => {}); // the link destroyed while an answer was on its way: no uncaught error
-    linkSocket = socket;
-    let buffer = '';
-    socket.setEncoding('utf8');
-    socket.on('data', async (data) => {
-      buffer += data;
-      let end;
-      while ((end = buffer.indexOf('\n')) >= 0) {
-        const message = JSON.parse(buffer.slice(0, end));
-        buffer = buffer.slice(end + 1);
-        said.push(message.t);
-        if (message.t === 'idle' && said.filter((t) => t === 'idle').length === 1) {
-          accepted[0].resetAndDestroy(); // the host drops the adapter's connection...
-          await sleep(50); // (the reset is in the adapter's kernel by now)
-          answer({ t: 'quiet', n: message.n, d: 5, s: 0 }); // ...and then offers a jump
-        } else if (message.t === 'begin') answer({ t: 'begun', n: message.n });
-        else if (message.t === 'jump') answer({ t: 'advanced', n: message.n, d: message.d });
-        else if (message.t === 'idle') answer({ t: 'wait', n: message.n });
-      }
-    });
+  const control = linkHost(async (message, answer) => {
+    said.push(message.t);
+    if (message.t === 'idle' && said.filter((t) => t === 'idle').length === 1) {
+      accepted[0].resetAndDestroy(); // the host drops the adapter's connection...
+      await sleep(50); // (the reset is in the adapter's kernel by now)
+      answer({ t: 'quiet', n: message.n, d: 5, s: 0 }); // ...and then offers a jump
+    } else if (message.t === 'begin') answer({ t: 'begun', n: message.n });
+    else if (message.t === 'jump') answer({ t: 'advanced', n: message.n, d: message.d });
+    else if (message.t === 'idle') answer({ t: 'wait', n: message.n });
   });
   const httpPort = await listen(http);
   const controlPort = await listen(control);
@@ -97,21 +75,10 @@ test('a run the host does not take is not begun, and a link the host closed is m
 test("a connection the run's refusing port refused is reported among the marks, where it happened (rf)", async () => {
   /** @type {Record<string, any>[]} */
   const reports = [];
-  const control = net.createServer((socket) => {
-    socket.on('error', () => {}); // the link destroyed while an answer was on its way: no uncaught error
-    socket.setEncoding('utf8');
-    let buffer = '';
-    socket.on('data', (data) => {
-      buffer += data;
-      let end;
-      while ((end = buffer.indexOf('\n')) >= 0) {
-        const message = JSON.parse(buffer.slice(0, end));
-        buffer = buffer.slice(end + 1);
-        reports.push(message);
-        if (message.t === 'begin') socket.write(`${JSON.stringify({ t: 'begun', n: message.n })}\n`);
-        else if (message.t !== 'end') socket.write(`${JSON.stringify({ t: 'wait', n: message.n })}\n`);
-      }
-    });
+  const control = linkHost((message, answer) => {
+    reports.push(message);
+    if (message.t === 'begin') answer({ t: 'begun', n: message.n });
+    else if (message.t !== 'end') answer({ t: 'wait', n: message.n });
   });
   const controlPort = await listen(control);
   const refusing = net.createServer();
