@@ -18,7 +18,6 @@ from broken_adapters.faults import ADAPTERS as CORPUS_ONLY_ADAPTERS
 from helix_conformance.adapters import resolve_adapter
 from helix_conformance.checks.common import provider_tool_call_ids
 from helix_conformance.checks.context import CheckContext, HarnessSettings, ScenarioSession
-from helix_conformance.checks.draws import delivery_shape
 from helix_conformance.checks.faults import corpus_base, judge, run_variant, stall_base
 from helix_conformance.checks.registry import load_all_checks
 from helix_conformance.contract import TextStepResult
@@ -29,9 +28,11 @@ from helix_conformance.replay.faults import (
     corpus,
 )
 from helix_conformance.replay.interactions import CassetteCache, ReplayInteraction, build_interactions
+from helix_conformance.replay.recorded import recorded_scenarios
 from helix_conformance.scenarios import get_scenario, scenarios_for
 from helix_conformance.scenarios.fault_kinds import DEFAULT_EXAMPLES, FULL_SWEEP_EXAMPLES, KINDS
 from helix_conformance.scenarios.model import Scenario
+from helix_conformance.scenarios.shapes import delivery_shape
 from helix_conformance.suite import bundled_cassettes, plan_suite
 from helix_conformance.testing import run_conformance
 
@@ -109,6 +110,25 @@ def test_faults_are_drawn_on_the_first_scenario_of_every_delivery_shape(profile_
         if s.exchanges[0].response.finish is not None  # type: ignore[union-attr]
     }
     assert len(bases) < len(success) / 2, f"{profile_name}: {len(bases)} of {len(success)} drawn"
+
+
+@pytest.mark.parametrize("profile_name", KNOWN_PROFILES)
+def test_recorded_streams_are_faulted_once_per_source_and_shape(profile_name: str) -> None:
+    """Of the recorded streams, the corpus breaks the first of each delivery shape per server and source (the
+    same client framed them the same way), and leaves no such pair unbroken."""
+    profile = get_profile(profile_name)
+    recorded = recorded_scenarios(profile, (bundled_cassettes() / "recorded",))
+    streams = [
+        s
+        for s in recorded
+        if s.problem is None and s.expect.type != "error" and s.exchanges[0].response.finish is not None  # type: ignore[union-attr]
+    ]
+    bases = [s for s in recorded if corpus_base(s, profile)]
+    first: dict[object, str] = {}
+    for scenario in streams:
+        first.setdefault((scenario.source, delivery_shape(scenario)), scenario.id)
+    assert [s.id for s in bases] == list(first.values())
+    assert all(s.source and ", recorded by " in s.source for s in streams)
 
 
 def _kinds(profile: WireProfile) -> set[str]:

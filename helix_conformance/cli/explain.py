@@ -93,7 +93,8 @@ def _where_checked(clause_id: str) -> list[str]:
     faults = kinds_of(clause_id)
     if faults:
         lines.append(
-            "and on the faults generated from every recorded stream and one success cassette per delivery shape:"
+            "and on the faults generated from one recorded stream per delivery shape and source, and one success "
+            "cassette per delivery shape:"
         )
         lines.extend(f"    {KINDS[kind][1]}" for kind in faults)
     return [line if line.startswith(" ") else "  " + line for line in lines]

@@ -10,7 +10,7 @@ served from its cassette as recorded, at the profile's endpoint (the original cl
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,6 +28,7 @@ from ..scenarios.recorded import (
     recorded_scenario,
     unusable_scenario,
 )
+from ..scenarios.shapes import delivery_shape
 from .cassette import Cassette, CassetteError, Interaction, load_cassette
 from .interactions import CassetteCache
 
@@ -64,7 +65,19 @@ def _recorded_scenarios(
         if (folder / EXPECTED_FILE).is_file():
             for scenario in _from_catalogue(profile, folder):
                 by_id[scenario.id] = scenario
-    return tuple(by_id.values())
+    return _firsts_of_shape(tuple(by_id.values()))
+
+
+def _firsts_of_shape(scenarios: tuple[RecordedScenario, ...]) -> tuple[RecordedScenario, ...]:
+    """Each recording marked whether it is the first of its server, source and delivery shape: the same
+    client framed the same kinds of events the same way, so the fault corpus breaks the first one for all."""
+    seen: set[Hashable] = set()
+    marked = []
+    for scenario in scenarios:
+        key = (scenario.source, delivery_shape(scenario))
+        marked.append(replace(scenario, first_of_shape=key not in seen))
+        seen.add(key)
+    return tuple(marked)
 
 
 def _from_catalogue(profile: WireProfile, folder: Path) -> Iterator[RecordedScenario]:
@@ -141,6 +154,7 @@ def _scenario(
         interaction=index,
         gap=recording.gap,
         precondition=recording.precondition(str(origin or "an unnamed source"), outcome),
+        source=f"{recording.server or recording.key.split('/', 1)[0]}, recorded by {origin or 'an unnamed source'}",
     )
 
 

@@ -299,6 +299,11 @@ class RecordedScenario(Scenario):
     """Why the recording or its outcome cannot be used: every planned check fails with it (a cassette problem)."""
     gap: str | None = None
     """A known gap of the reference adapter: the scenario is planned, every check skipped with it."""
+    source: str = ""
+    """Who recorded it from where: its server, and the repository or file its cassette's provenance names."""
+    first_of_shape: bool = True
+    """Whether it is the first recording loaded of its server, source and delivery shape
+    (``replay/recorded.py``): the one the fault corpus breaks for them all (``checks/draws.py``)."""
 
 
 def recorded_id(cassette: str, interaction: int | None) -> str:
@@ -324,6 +329,7 @@ def recorded_scenario(
     interaction: int,
     gap: str | None = None,
     precondition: Precondition | None = None,
+    source: str = "",
 ) -> RecordedScenario:
     """The scenario of one recorded response: ``parts`` are what its stream carries (read by the profile),
     ``served`` the whole response for the kinds that are no stream; the expectation is ``outcome``'s."""
@@ -360,6 +366,7 @@ def recorded_scenario(
         cassette=cassette,
         interaction=interaction,
         gap=gap,
+        source=source,
         preconditions=(precondition,) if precondition is not None else (),
         # The input asks for what the response needs (reasoning, usage...), as a caller would (CFG-02).
         profile_config=asking(*precondition.needs, profiles=(profile,)) if precondition is not None else (),
