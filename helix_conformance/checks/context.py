@@ -11,7 +11,7 @@ from ..contract import AdapterSpec, ParsedToolCall, StepResult
 from ..language import Language
 from ..profiles.base import DecodedRequest, WireProfile
 from ..profiles.servers import declared_servers
-from ..replay.delivery import EventPlan
+from ..replay.delivery import EventPlan, SplitPlan
 from ..replay.faults import FaultVariant
 from ..replay.interactions import CassetteCache, ReplayInteraction, build_interactions
 from ..replay.judging import run_scenario
@@ -167,7 +167,7 @@ class ScenarioSession:
                     self.spec,
                     self.profile,
                     interactions,
-                    self._variant_options(),
+                    self._variant_options(scenario),
                     scripted=self.scripted,
                 )
         self.last_read = self._variant_runs[key]
@@ -193,7 +193,7 @@ class ScenarioSession:
         if self.settings.submit is None or key in self._variant_runs or key in self._ahead_variants:
             return
         self._ahead_variants[key] = self.settings.submit(
-            scenario, self.spec, self.profile, interactions, self._variant_options(), scripted=self.scripted
+            scenario, self.spec, self.profile, interactions, self._variant_options(scenario), scripted=self.scripted
         )
 
     def close(self) -> None:
@@ -224,11 +224,13 @@ class ScenarioSession:
             )
         return found
 
-    def _variant_options(self) -> RunOptions:
-        """A fault variant's run: its events back to back (each its own piece for the client), not one per
-        turn of the adapter's: the corpus judges results and hangs, never how callbacks interleave."""
+    def _variant_options(self, variant: Scenario) -> RunOptions:
+        """A fault variant's run: its body in one piece, as a client that reads after the server has sent it
+        all gets it (the corpus judges results and hangs, never how callbacks interleave with the pieces:
+        STR-10 judges the pieces); a variant aborted after an event gets one piece per event, so the abort
+        lands between two."""
         return RunOptions(
-            plan=EventPlan(yield_between=False),
+            plan=EventPlan(yield_between=False) if variant.abort is not None else SplitPlan(()),
             timeout=self.settings.timeout,
             allowed_wait_s=self.allowed_wait_s,
             virtual_time=not self.settings.real_time,
