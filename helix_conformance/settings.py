@@ -107,8 +107,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "helix-examples",
-        "random Hypothesis examples per property clause (STR-10, NT-02; default 5)",
-        5,
+        "random Hypothesis examples per property clause (STR-10, NT-02; default 3)",
+        3,
         _positive_int,
         metavar="N",
     ),

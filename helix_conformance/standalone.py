@@ -24,6 +24,7 @@ from .reporting.format import verdict_text
 from .reporting.json_report import build_report
 from .reporting.outcomes import ItemOutcome, OutcomeLog, Status
 from .reporting.safety import protect_env
+from .scenarios.fault_kinds import DEFAULT_EXAMPLES
 from .suite import PlannedCheck, SuiteRunner, missing_cassettes_problem, plan_suite, profile_for
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ def run_suite(
     clauses: Iterable[str] | None = None,
     scenarios: Iterable[str] | None = None,
     timeout: float = 10.0,
-    examples: int = 5,
+    examples: int = DEFAULT_EXAMPLES,
     seed: int | None = None,
     cassette_dir: Path | None = None,
     strict: bool = False,

@@ -99,7 +99,7 @@ def run_conformance(
     clauses: Iterable[str] | None = None,
     scenarios: Iterable[str] | None = None,
     timeout: float = 10.0,
-    examples: int = 5,
+    examples: int = 3,
     seed: int | None = None,
     cassette_dir: Path | None = None,
     strict: bool = False,

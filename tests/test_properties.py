@@ -132,3 +132,24 @@ def test_loading_a_module_full_of_constants_does_not_change_what_is_drawn(
 
     if hasattr(providers, "_get_local_constants"):  # the control: Hypothesis 6.131+ draws them
         assert _plain_hypothesis_draws() != plain_before
+
+
+def test_every_way_in_draws_the_same_number_of_examples_by_default() -> None:
+    """``--helix-examples``'s default is one number whichever way the suite is run (pytest, ``run_conformance``,
+    the standalone runner, a check's settings) and the one the fault corpus counts its positions from."""
+    import inspect
+
+    from helix_conformance.scenarios.fault_kinds import DEFAULT_EXAMPLES
+    from helix_conformance.settings import OPTIONS
+    from helix_conformance.standalone import run_suite
+    from helix_conformance.testing import run_conformance
+
+    (option,) = [o for o in OPTIONS if o.name == "helix-examples"]
+    defaults = {
+        "pytest option": option.default,
+        "run_conformance": inspect.signature(run_conformance).parameters["examples"].default,
+        "run_suite": inspect.signature(run_suite).parameters["examples"].default,
+        "HarnessSettings": HarnessSettings().examples,
+    }
+    assert defaults == dict.fromkeys(defaults, DEFAULT_EXAMPLES)
+    assert f"default {DEFAULT_EXAMPLES})" in option.help

@@ -17,6 +17,7 @@ from ..replay.interactions import CassetteCache, ReplayInteraction, build_intera
 from ..replay.judging import run_scenario
 from ..replay.runner import LATE_WORK_WAIT_S, RunOptions, ScenarioRun
 from ..replay.trace import SentRequest
+from ..scenarios.fault_kinds import DEFAULT_EXAMPLES
 from ..scenarios.model import Scenario
 from .common import endpoint_requests
 
@@ -32,7 +33,7 @@ class RunTicket(Protocol):
 @dataclass
 class HarnessSettings:
     timeout: float = 10.0
-    examples: int = 5
+    examples: int = DEFAULT_EXAMPLES
     """Hypothesis examples per property check (STR-10, NT-02); derandomized unless a seed is given."""
     seed: int | None = None
     executor: Callable[..., ScenarioRun] | None = None
@@ -193,7 +194,12 @@ class ScenarioSession:
         if self.settings.submit is None or key in self._variant_runs or key in self._ahead_variants:
             return
         self._ahead_variants[key] = self.settings.submit(
-            scenario, self.spec, self.profile, interactions, self._variant_options(scenario), scripted=self.scripted
+            scenario,
+            self.spec,
+            self.profile,
+            interactions,
+            self._variant_options(scenario),
+            scripted=self.scripted,
         )
 
     def close(self) -> None:

@@ -22,7 +22,7 @@ from .registry import Check, CheckFailed, NotApplicable, fail, load_all_checks, 
 
 TOOLS = (GET_WEATHER, SEARCH_DOCS)
 GENERATED_EXAMPLES_FACTOR = 5
-"""Generated inputs per clause, as a multiple of --helix-examples (default 5: 25 inputs)."""
+"""Generated inputs per clause, as a multiple of --helix-examples (default 3: 15 inputs)."""
 SHRINK_RUNS = 24
 """Adapter runs one exploration may spend shrinking a failing input: each new input is a run (tens of milliseconds
 through a driver), and Hypothesis may try a hundred. Then the search stops, and the smallest failing input found so

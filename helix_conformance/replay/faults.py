@@ -31,7 +31,7 @@ Where the contract leaves room, these are the choices (and every outcome the con
 * A profile that cannot find the finish in a cassette (``custom``) gets only the faults that need no reading
   of its format: a read timeout before the first event and the two foreign pages.
 
-Positions: at the default ``--helix-examples`` (5) each kind is tried where bugs hide (the middle of the
+Positions: at the default ``--helix-examples`` (3) each kind is tried where bugs hide (the middle of the
 content, just before the finish event, inside the finish event), three error kinds and two pages alternating;
 each further 5 examples add positions, and ``FULL_SWEEP_EXAMPLES`` tries every event boundary.
 """

@@ -120,7 +120,7 @@ request, so a fault variant is as applicable as the scenario whose cassette it b
 STALLING: frozenset[CorpusKind] = frozenset({"stall", "held_open"})
 """Kinds whose body never ends: only NT-04 judges them (a hang would otherwise be reported once per clause)."""
 
-DEFAULT_EXAMPLES = 5
+DEFAULT_EXAMPLES = 3
 """``--helix-examples`` at its default: each kind is tried at its few default positions."""
 FULL_SWEEP_EXAMPLES = 100
 """From this many examples on, every kind is tried at every position (every event boundary)."""
