@@ -48,8 +48,10 @@ REFERENCES = {
 CORPUS_CLAUSES = {"ERR-03", "ERR-04", "ERR-05", "NT-04", "NT-05", "RES-12"}
 NO_FINISH_REASON = {"compat_done_without_finish_reason", "compat_tool_calls_done_without_finish_reason"}
 """OpenAI Chat streams that end with `[DONE]` and never carry a finish_reason (docs/contract.md STOP-01)."""
-DEFAULT_RUNS_PER_CASSETTE = 15
-"""A cost guard: variants one default run of the suite serves per success cassette (~2 ms each)."""
+DEFAULT_RUNS_PER_CASSETTE = 14
+"""A cost guard: variants one default run of the suite serves per success cassette (~2 ms each)..."""
+STALL_RUNS = 3
+"""...and the stall and held-open variants a stall base (``stall_base``) serves besides."""
 
 
 def _bases(profile_name: str) -> list[Scenario]:
@@ -148,7 +150,8 @@ def test_the_default_sweep_is_small_and_grows_with_examples(profile_name: str) -
             runs[examples] += len(corpus(profile, base, examples, stalls=stalls, salt=scenario.id))
         default = {v.kind for v in corpus(profile, base, stalls=stalls, salt=scenario.id)}
         assert default >= _kinds(profile) - {"stall", "held_open", "html_5xx", "plain_200"}, scenario.id
-    assert runs[DEFAULT_EXAMPLES] <= DEFAULT_RUNS_PER_CASSETTE * len(bases), runs
+    stall_bases = sum(stall_base(s, profile) for s in bases)
+    assert runs[DEFAULT_EXAMPLES] <= DEFAULT_RUNS_PER_CASSETTE * len(bases) + STALL_RUNS * stall_bases, runs
     assert runs[DEFAULT_EXAMPLES] < runs[2 * DEFAULT_EXAMPLES] < runs[FULL_SWEEP_EXAMPLES], runs
 
 

@@ -1,8 +1,8 @@
 """Where the runs that exercise an adapter's generic machinery are drawn: one scenario per delivery shape.
 
 Fault handling, chunk reassembly and callback dispatch are code an adapter runs the same way for every stream of
-one shape: the same part kinds (text, thinking, tool calls, refusals), one tool call or several, the same finish,
-ASCII or multi-byte text, the same error response. Faulting, re-splitting or re-calling every scenario of a shape
+one shape: the same part kinds (text, thinking, tool calls, refusals), one tool call or several, ASCII or
+multi-byte text, the same error response (the finish's reason is a table lookup, judged on every scenario). Faulting, re-splitting or re-calling every scenario of a shape
 judges that code again on the same paths (issue 34: without those runs, no field-bug mutant and none of the
 broken adapters of tests/ changed verdict, at half the runs). So those runs are drawn on the *representative* of
 each shape: the first authored scenario of it in catalogue order; a recorded stream of a shape no authored

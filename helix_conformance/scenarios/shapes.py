@@ -14,8 +14,9 @@ from .model import HttpError, Part, Refusal, Scenario, Stream, StreamError, Text
 
 def delivery_shape(scenario: Scenario) -> Hashable:
     """Per exchange, the response's kind and, for streams, the part kinds in order of first appearance,
-    whether several tool calls come, whether any text is multi-byte, and the finish; for errors the status or
-    error kind. Abort and stall plans, retries and generated inputs are shapes of their own (their tags)."""
+    whether several tool calls come, whether any text is multi-byte, and whether a finish ends it (not which:
+    mapping the reason is a table, judged on every scenario by STOP-01); for errors the status or error kind.
+    Abort and stall plans, retries and generated inputs are shapes of their own (their tags)."""
     return (
         tuple(sorted(scenario.tags & _SHAPE_TAGS)),
         scenario.abort is not None,
@@ -28,8 +29,7 @@ _SHAPE_TAGS = frozenset({"abort", "retry", "stall", "generated"})
 
 def _response_shape(response: object) -> Hashable:
     if isinstance(response, Stream):
-        finish = response.finish.reason if response.finish is not None else None
-        return ("stream", _parts_shape(response.parts), finish)
+        return ("stream", _parts_shape(response.parts), response.finish is not None)
     if isinstance(response, StreamError):
         return ("stream_error", _parts_shape(response.parts), response.kind)
     if isinstance(response, HttpError):
