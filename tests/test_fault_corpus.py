@@ -133,6 +133,25 @@ def test_recorded_streams_are_faulted_once_per_source_and_shape(profile_name: st
     assert all(s.source and ", recorded by " in s.source for s in streams)
 
 
+def test_a_recording_that_is_not_judged_stands_for_no_other() -> None:
+    """A recording with a known gap (its checks skipped) or a cassette problem does not take its group's place in
+    the fault corpus: the next recording of the same source and shape does."""
+    from dataclasses import replace
+
+    from helix_conformance.replay.recorded import _firsts_of_shape
+    from helix_conformance.scenarios.recorded import RecordedScenario
+
+    profile = get_profile("openai-chat")
+    recorded = recorded_scenarios(profile, (bundled_cassettes() / "recorded",))
+    groups: dict[object, list[RecordedScenario]] = {}
+    for scenario in recorded:
+        groups.setdefault((scenario.source, delivery_shape(scenario)), []).append(scenario)
+    first, second = next(group for group in groups.values() if len(group) > 1)[:2]
+    assert [s.first_of_shape for s in _firsts_of_shape((first, second))] == [True, False]
+    for unjudged in (replace(first, gap="a known gap"), replace(first, problem="unreadable")):
+        assert [s.first_of_shape for s in _firsts_of_shape((unjudged, second))] == [False, True]
+
+
 def _kinds(profile: WireProfile) -> set[str]:
     """The fault kinds of a profile's corpus: a checksum mismatch only where the framing has checksums."""
     return set(KINDS) - (set() if profile.checksummed else {"checksum_mismatch"})

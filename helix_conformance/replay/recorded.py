@@ -70,13 +70,16 @@ def _recorded_scenarios(
 
 def _firsts_of_shape(scenarios: tuple[RecordedScenario, ...]) -> tuple[RecordedScenario, ...]:
     """Each recording marked whether it is the first of its server, source and delivery shape: the same
-    client framed the same kinds of events the same way, so the fault corpus breaks the first one for all."""
+    client framed the same kinds of events the same way, so the fault corpus breaks the first one for all. One
+    that is not judged (a cassette problem, a known gap) stands for none."""
     seen: set[Hashable] = set()
     marked = []
     for scenario in scenarios:
         key = (scenario.source, delivery_shape(scenario))
-        marked.append(replace(scenario, first_of_shape=key not in seen))
-        seen.add(key)
+        judged = scenario.problem is None and not scenario.gap
+        marked.append(replace(scenario, first_of_shape=judged and key not in seen))
+        if judged:
+            seen.add(key)
     return tuple(marked)
 
 
