@@ -5,7 +5,9 @@ A full run judges every scenario and breaks, re-splits and re-calls the represen
 gate's verdict. So a quick run keeps, from the full plan:
 
 - every check on the representative of each delivery shape (the adapter's generic code sees one scenario of
-  each shape; its main run is all most clauses need), but none on the inputs Hypothesis generates (MSG-01..05,
+  each shape; its main run is all most clauses need), and on the first authored scenario of each finish within
+  a shape (the shape does not tell finishes apart, and STOP-01 maps each), but none on the inputs Hypothesis
+  generates (MSG-01..05,
   TOOL-02/03 on random histories and schemas: a quarter of a quick run's runs, for clauses the authored
   scenarios judge too);
 - a clause whose check asks for runs beyond its scenario's main run (it has an ``ahead`` hook: the fault
@@ -23,6 +25,7 @@ refuses its report, and ``--helix-write-baseline`` refuses to write a baseline f
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -43,10 +46,12 @@ def quick_plan(planned: Sequence[PlannedCheck], profile: WireProfile) -> list[Pl
     """The checks of ``planned`` (the full plan, in its order) a quick run keeps (the module's docstring)."""
     from .checks.draws import representative
 
+    finishes = _first_of_each_finish(profile.name)
     kept: set[int] = set()
     beyond_main: set[str] = set()
     for index, check in enumerate(planned):
-        if check.scenario.generated or not representative(check.scenario, profile):
+        scenario = check.scenario
+        if scenario.generated or not (representative(scenario, profile) or scenario.id in finishes):
             continue
         if check.check.ahead is None:
             kept.add(index)
@@ -62,3 +67,15 @@ def quick_plan(planned: Sequence[PlannedCheck], profile: WireProfile) -> list[Pl
             runnable = [i for i in indices if planned[i].skip_reason is None]
             kept.add((runnable or indices)[0])
     return [check for index, check in enumerate(planned) if index in kept]
+
+
+@functools.lru_cache(maxsize=16)
+def _first_of_each_finish(profile: str) -> frozenset[str]:
+    """The first authored scenario of each delivery shape and finish (``scenarios/shapes.py``)."""
+    from .scenarios import scenarios_for
+    from .scenarios.shapes import delivery_shape, finishes
+
+    chosen: dict[object, str] = {}
+    for scenario in scenarios_for(profile):
+        chosen.setdefault((delivery_shape(scenario), finishes(scenario)), scenario.id)
+    return frozenset(chosen.values())

@@ -46,3 +46,13 @@ def _parts_shape(parts: tuple[Part, ...]) -> Hashable:
     texts = [c for p in parts if isinstance(p, (Text, Thinking, Refusal)) for c in p.chunks]
     multibyte = any(not chunk.isascii() for chunk in texts)
     return (tuple(kinds), min(calls, 2), multibyte)
+
+
+def finishes(scenario: Scenario) -> tuple[str | None, ...]:
+    """The finish reason of each streamed exchange: what ``delivery_shape`` leaves out, and what a run that
+    judges only the main run (``--helix-quick``) still wants one scenario of each of."""
+    return tuple(
+        exchange.response.finish.reason if exchange.response.finish is not None else None
+        for exchange in scenario.exchanges
+        if isinstance(exchange.response, Stream)
+    )
