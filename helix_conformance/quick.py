@@ -7,9 +7,8 @@ gate's verdict. So a quick run keeps, from the full plan:
 - every check on the representative of each delivery shape (the adapter's generic code sees one scenario of
   each shape; its main run is all most clauses need), and on the first authored scenario of each finish within
   a shape (the shape does not tell finishes apart, and STOP-01 maps each), but none on the inputs Hypothesis
-  generates (MSG-01..05,
-  TOOL-02/03 on random histories and schemas: a quarter of a quick run's runs, for clauses the authored
-  scenarios judge too);
+  generates (MSG-01..05, TOOL-02/03 on random histories and schemas: a quarter of a quick run's runs, for
+  clauses the authored scenarios judge too);
 - a clause whose check asks for runs beyond its scenario's main run (it has an ``ahead`` hook: the fault
   corpus of ERR-03/04/05, RES-12 and NT-01, NT-02's corruptions, STR-10's splits, STR-09/11's callback
   styles, NT-03's cancellation, NT-04/05's stalls, STR-08's slow delivery) on its first such scenario only;
