@@ -24,12 +24,12 @@ refuses its report, and ``--helix-write-baseline`` refuses to write a baseline f
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .profiles.base import WireProfile
+    from .scenarios.model import Scenario
     from .suite import PlannedCheck
 
 QUICK_NOTE = "QUICK CHECK — not a gate"
@@ -43,9 +43,9 @@ QUICK_HINT = "run without --helix-quick for the verdict"
 
 def quick_plan(planned: Sequence[PlannedCheck], profile: WireProfile) -> list[PlannedCheck]:
     """The checks of ``planned`` (the full plan, in its order) a quick run keeps (the module's docstring)."""
-    from .checks.draws import representative
+    from .checks.draws import first_of_each, representative
 
-    finishes = _first_of_each_finish(profile.name)
+    finishes = frozenset(first_of_each(profile.name, _shape_and_finish).values())
     kept: set[int] = set()
     beyond_main: set[str] = set()
     for index, check in enumerate(planned):
@@ -68,13 +68,8 @@ def quick_plan(planned: Sequence[PlannedCheck], profile: WireProfile) -> list[Pl
     return [check for index, check in enumerate(planned) if index in kept]
 
 
-@functools.lru_cache(maxsize=16)
-def _first_of_each_finish(profile: str) -> frozenset[str]:
-    """The first authored scenario of each delivery shape and finish (``scenarios/shapes.py``)."""
-    from .scenarios import scenarios_for
+def _shape_and_finish(scenario: Scenario) -> Hashable:
+    """A delivery shape told apart by its finishes (``scenarios/shapes.py``): what a quick run keeps one of."""
     from .scenarios.shapes import delivery_shape, finishes
 
-    chosen: dict[object, str] = {}
-    for scenario in scenarios_for(profile):
-        chosen.setdefault((delivery_shape(scenario), finishes(scenario)), scenario.id)
-    return frozenset(chosen.values())
+    return (delivery_shape(scenario), finishes(scenario))

@@ -193,13 +193,9 @@ class ScenarioSession:
         """``ahead`` for ``run_variant(key, scenario, interactions)``."""
         if self.settings.submit is None or key in self._variant_runs or key in self._ahead_variants:
             return
+        options = self._variant_options(scenario)
         self._ahead_variants[key] = self.settings.submit(
-            scenario,
-            self.spec,
-            self.profile,
-            interactions,
-            self._variant_options(scenario),
-            scripted=self.scripted,
+            scenario, self.spec, self.profile, interactions, options, scripted=self.scripted
         )
 
     def close(self) -> None:

@@ -14,7 +14,8 @@ judge a scenario's own content (its explicit STR-10 cuts, its request, its resul
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Mapping
+from types import MappingProxyType
 
 from ..profiles.base import WireProfile
 from ..scenarios.model import Scenario
@@ -40,9 +41,17 @@ def broken_here(scenario: Scenario, profile: WireProfile) -> bool:
 @functools.lru_cache(maxsize=16)
 def _representatives(profile: str) -> tuple[frozenset[Hashable], frozenset[str]]:
     """The delivery shapes of the profile's authored scenarios, and the first scenario of each."""
+    chosen = first_of_each(profile, delivery_shape)
+    return frozenset(chosen), frozenset(chosen.values())
+
+
+@functools.lru_cache(maxsize=32)
+def first_of_each(profile: str, key: Callable[[Scenario], Hashable]) -> Mapping[Hashable, str]:
+    """Each value of ``key`` over the profile's authored scenarios, and the first scenario (in catalogue
+    order) that has it: the representatives above, and ``--helix-quick``'s one scenario per finish."""
     from ..scenarios import scenarios_for
 
     chosen: dict[Hashable, str] = {}
     for scenario in scenarios_for(profile):
-        chosen.setdefault(delivery_shape(scenario), scenario.id)
-    return frozenset(chosen), frozenset(chosen.values())
+        chosen.setdefault(key(scenario), scenario.id)
+    return MappingProxyType(chosen)
