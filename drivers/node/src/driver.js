@@ -38,6 +38,7 @@ export function runDriver({ readFd, writeFd }) {
   capture.install();
   const leftovers = new LeftoverWork();
   leftovers.watchClock(link.clock);
+  leftovers.watchImmediates();
 
   /** @param {Record<string, any>} message */
   const handle = async (message) => {

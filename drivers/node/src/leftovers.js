@@ -4,84 +4,83 @@
  * immediates created during a run and still scheduled when its `done` is sent, each named with where it was
  * created. Node's own (the HTTP client's connection pool, fetch's timers: created in `node:` modules) and the
  * driver's own are not the adapter's and are not counted.
+ *
+ * The clock (clock.js) makes every timer, so it tells this module of each; `setImmediate` is watched by a
+ * wrapper on the globals and `node:timers`. No async hook: one with `init` makes Node run a hook on every
+ * promise, and an SDK built on web streams makes thousands per run.
  */
 
-import async_hooks from 'node:async_hooks';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { real } from './clock.js';
 
-const TRACKED = new Set(['Timeout', 'Immediate']);
+const require = createRequire(import.meta.url);
+/** @type {typeof import('node:timers')} */
+const timersModule = require('node:timers');
 /** The driver's sources, as frames name them: a path (CommonJS) or a file URL (ES modules). */
 const DRIVER_SOURCES = [path.dirname(fileURLToPath(import.meta.url)) + path.sep, new URL('.', import.meta.url).href];
 const TIMER_MACHINERY = /node:(internal\/)?(async_hooks|timers)(\/promises)?[:)]|node:internal\/process\/task_queues/;
 const STACK_FRAMES = 4;
 
 /**
+ * Work created during a run, with the stack it was created on: taken when it is created (a few microseconds),
+ * read and formatted only if the work is still scheduled when the run ends.
+ * @typedef {object} Created
+ * @property {object} run
+ * @property {() => Scheduled | undefined} scheduled what is left of it when the run ends, if anything
+ * @property {object} stack an object `Error.captureStackTrace` filled
+ */
+
+/**
  * @typedef {object} Scheduled
- * @property {string} type
- * @property {any} resource
- * @property {string[]} frames where it was created, innermost first
+ * @property {'Timeout' | 'Immediate'} type
+ * @property {{_idleTimeout?: number, _repeat?: unknown, hasRef?: () => boolean}} resource
  */
 
 export class LeftoverWork {
   constructor() {
-    /** @type {Map<number, Scheduled>} */
-    this.live = new Map();
-    /** @type {Map<number, object>} resources by async id → the run they were created in */
-    this.runOf = new Map();
+    /** @type {Set<Created>} */
+    this.created = new Set();
     /** @type {object | undefined} */
     this.active = undefined;
-    /** @type {Array<(run: object) => string[]>} */
-    this.sources = [];
-    // `init` alone: a `destroy` hook makes Node track the end of every promise (a weak callback each), a fifth
-    // of a stream-heavy SDK's time; a timer or immediate that ran or was cleared says so (`_destroyed`) at `end`.
-    this.hook = async_hooks.createHook({
-      init: (asyncId, type, _trigger, resource) => {
-        if (this.active === undefined || !TRACKED.has(type)) return;
-        const frames = creationFrames();
-        if (frames.length === 0 || !isAdapters(frames[0])) return;
-        this.live.set(asyncId, { type, resource, frames });
-        this.runOf.set(asyncId, this.active);
-      },
-    });
-    this.hook.enable();
   }
 
   /**
-   * Another way work is scheduled that async hooks do not see (a fake clock's timers): its report for a run
-   * is added to `end`'s.
-   * @param {(run: object) => string[]} source
-   */
-  addSource(source) {
-    this.sources.push(source);
-  }
-
-  /**
-   * A fake clock's timers (clock.js), which async hooks do not see: the clock tells each new timer here, and
-   * those the adapter created during a run and left live are reported with the run's `end`.
+   * The fake clock's timers (clock.js): the clock tells each new timer here, and those the adapter created
+   * during a run and left live are reported with the run's `end`.
    * @param {{onAdd: (timer: import('./clock.js').FakeTimer) => void}} clock
    */
   watchClock(clock) {
-    /** @type {Map<import('./clock.js').FakeTimer, {run: object, frames: string[]}>} */
-    const created = new Map();
     clock.onAdd = (timer) => {
       if (this.active === undefined) return;
-      const frames = creationFrames(true); // the fake clock's own frames first: the driver's
-      if (frames.length === 0 || !isAdapters(frames[0])) return;
-      created.set(timer, { run: this.active, frames });
+      const resource = { _idleTimeout: timer.delay, _repeat: timer.repeat, hasRef: () => timer.hasRef() };
+      const scheduled = () => (timer.live && !timer.internal ? /** @type {const} */ ({ type: 'Timeout', resource }) : undefined);
+      this.created.add({ run: this.active, scheduled, stack: stackHere(clock.onAdd) });
     };
-    this.addSource((run) => {
-      /** @type {string[]} */
-      const left = [];
-      for (const [timer, { run: owner, frames }] of created) {
-        if (owner !== run) continue;
-        created.delete(timer);
-        if (!timer.live || timer.internal) continue;
-        const resource = { _idleTimeout: timer.delay, _repeat: timer.repeat, hasRef: () => timer.hasRef() };
-        left.push(describe({ type: 'Timeout', resource, frames }));
-      }
-      return left;
-    });
+  }
+
+  /** `setImmediate` on the globals and `node:timers`: those the adapter calls during a run are watched. */
+  watchImmediates() {
+    const original = real.setImmediate;
+    /** @type {typeof setImmediate} */
+    const watched = Object.assign(
+      /** @type {any} */ (
+        (/** @type {(...args: any[]) => void} */ callback, /** @type {any[]} */ ...args) => {
+          const immediate = original(callback, ...args);
+          if (this.active !== undefined) {
+            const resource = /** @type {any} */ (immediate);
+            const scheduled = () => (resource._destroyed ? undefined : /** @type {const} */ ({ type: 'Immediate', resource }));
+            this.created.add({ run: this.active, scheduled, stack: stackHere(watched) });
+          }
+          return immediate;
+        }
+      ),
+      original,
+    );
+    globalThis.setImmediate = watched;
+    timersModule.setImmediate = watched;
+    syncBuiltinESMExports();
   }
 
   /**
@@ -101,49 +100,56 @@ export class LeftoverWork {
     if (this.active === run) this.active = undefined;
     /** @type {string[]} */
     const left = [];
-    for (const [asyncId, owner] of this.runOf) {
-      if (owner !== run) continue;
-      const scheduled = this.live.get(asyncId);
-      this.live.delete(asyncId);
-      this.runOf.delete(asyncId);
-      if (scheduled !== undefined && !scheduled.resource?._destroyed) left.push(describe(scheduled));
+    for (const created of this.created) {
+      if (created.run !== run) continue;
+      this.created.delete(created);
+      const scheduled = created.scheduled();
+      if (scheduled === undefined) continue;
+      const frames = creationFrames(created.stack);
+      if (frames.length > 0 && isAdapters(frames[0])) left.push(describe(scheduled, frames));
     }
-    for (const source of this.sources) left.push(...source(run));
     return left;
   }
 }
 
-/** @param {Scheduled} scheduled */
-function describe({ type, resource, frames }) {
+/**
+ * @param {Scheduled} scheduled
+ * @param {string[]} frames
+ */
+function describe({ type, resource }, frames) {
   let what = 'setImmediate callback';
   if (type === 'Timeout') {
-    const ms = Number(resource?._idleTimeout);
-    what = resource?._repeat ? `setInterval every ${ms} ms` : `setTimeout of ${ms} ms`;
-    if (typeof resource?.hasRef === 'function' && !resource.hasRef()) what += ' (unref)';
+    const ms = Number(resource._idleTimeout);
+    what = resource._repeat ? `setInterval every ${ms} ms` : `setTimeout of ${ms} ms`;
+    if (typeof resource.hasRef === 'function' && !resource.hasRef()) what += ' (unref)';
   }
   const shown = frames.filter((frame) => !DRIVER_SOURCES.some((source) => frame.includes(source))).slice(0, STACK_FRAMES);
   return `${what}, created at ${shown.join(' < ')}`;
 }
 
-const SELF = DRIVER_SOURCES.map((source) => `${source}leftovers.js`);
+/**
+ * The stack below `caller`, captured but not yet formatted: V8 builds call sites only when `stack` is read.
+ * @param {Function} caller
+ */
+function stackHere(caller) {
+  const holder = {};
+  Error.captureStackTrace(holder, caller);
+  return holder;
+}
 
 /**
- * The frames below the timer machinery and this module: the first is the code that scheduled it. Taken as call
- * sites, not a formatted stack (formatting every timer's stack was a tenth of a stream-heavy SDK's time), and
- * none when the first is not the adapter's: the rest is formatted only for work the adapter may leave behind.
- * @param {boolean} [belowDriver] skip the driver's frames on top (a fake clock's timer is made in clock.js)
+ * The frames of a captured stack below the timer machinery and the driver: the first is the code that scheduled
+ * it. Read as call sites, not a formatted stack; none past the first when the first is not the adapter's.
+ * @param {object} holder
  * @returns {string[]}
  */
-function creationFrames(belowDriver = false) {
+function creationFrames(holder) {
   const saved = Error.prepareStackTrace;
-  /** @type {{stack?: unknown}} */
-  const holder = {};
   /** @type {unknown} */
   let taken;
   try {
     Error.prepareStackTrace = (_error, sites) => sites;
-    Error.captureStackTrace(holder, creationFrames);
-    taken = holder.stack; // formatted when first read: while the call sites are what it gives
+    taken = /** @type {{stack?: unknown}} */ (holder).stack;
   } finally {
     Error.prepareStackTrace = saved;
   }
@@ -152,8 +158,8 @@ function creationFrames(belowDriver = false) {
   const frames = [];
   for (const site of sites) {
     const frame = String(site);
-    if (TIMER_MACHINERY.test(frame) || SELF.some((file) => frame.includes(file))) continue;
-    if (frames.length === 0 && belowDriver && DRIVER_SOURCES.some((source) => frame.includes(source))) continue;
+    if (TIMER_MACHINERY.test(frame)) continue;
+    if (frames.length === 0 && DRIVER_SOURCES.some((source) => frame.includes(source))) continue;
     if (frames.length === 0 && !isAdapters(frame)) return [frame];
     frames.push(frame);
   }

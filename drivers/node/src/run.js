@@ -123,7 +123,7 @@ export async function executeRun(message, loaded, send, state, link) {
       break;
     }
   }
-  for (let turn = 0; turn < LATE_TURNS; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+  for (let turn = 0; turn < LATE_TURNS; turn += 1) await new Promise((resolve) => real.setImmediate(resolve));
   await new Promise((resolve) => setTimeout(resolve, Number(message.lateWaitMs ?? 1)));
   link.end();
   finish(send, state, id, {});

@@ -246,6 +246,9 @@ describe('what adapters do wrong', () => {
     assert.match(pending[2], /^setTimeout of 45000 ms, created at .*behaviours\.mjs:\d+/); // timers/promises
     assert.deepEqual((await run('lt2', 'cleared-timers')).at(-1).pending, []); // fired, cleared, awaited: none
     assert.deepEqual((await run('lt3', 'fetch-pool')).at(-1).pending, []); // fetch's own pool timers are Node's
+    const polling = (await run('lt4', 'polling-immediates')).at(-1).pending;
+    assert.equal(polling.length, 1, JSON.stringify(polling));
+    assert.match(polling[0], /^setImmediate callback, created at (Immediate\.)?poll .*behaviours\.mjs:\d+/);
   });
 
   test('thinking callbacks carry both arguments', async () => {
