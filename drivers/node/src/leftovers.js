@@ -55,7 +55,8 @@ export class LeftoverWork {
     clock.onAdd = (timer) => {
       if (this.active === undefined) return;
       const resource = { _idleTimeout: timer.delay, _repeat: timer.repeat, hasRef: () => timer.hasRef() };
-      const scheduled = () => (timer.live && !timer.internal ? /** @type {const} */ ({ type: 'Timeout', resource }) : undefined);
+      /** @returns {Scheduled | undefined} */
+      const scheduled = () => (timer.live && !timer.internal ? { type: 'Timeout', resource } : undefined);
       this.created.add({ run: this.active, scheduled, stack: stackHere(clock.onAdd) });
     };
   }
@@ -70,7 +71,8 @@ export class LeftoverWork {
           const immediate = original(callback, ...args);
           if (this.active !== undefined) {
             const resource = /** @type {any} */ (immediate);
-            const scheduled = () => (resource._destroyed ? undefined : /** @type {const} */ ({ type: 'Immediate', resource }));
+            /** @returns {Scheduled | undefined} */
+            const scheduled = () => (resource._destroyed ? undefined : { type: 'Immediate', resource });
             this.created.add({ run: this.active, scheduled, stack: stackHere(watched) });
           }
           return immediate;
