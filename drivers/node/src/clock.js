@@ -366,7 +366,47 @@ export function virtualClock() {
       if (options.ref === false) timer.unref();
       signal?.addEventListener('abort', onAbort, { once: true });
     });
-  Object.assign(timersPromises, { setTimeout: sleep });
+  /**
+   * `timers/promises`'s setInterval: yields `value` every `ms` on the run's clock, ticks the consumer has not
+   * taken yet counted as Node counts them; its timer is cleared when the iteration ends, and it throws an
+   * AbortError when `options.signal` aborts.
+   * @param {unknown} ms
+   * @param {unknown} [value]
+   * @param {{signal?: AbortSignal, ref?: boolean}} [options]
+   */
+  async function* every(ms, value, options = {}) {
+    const signal = options.signal;
+    const aborted = () =>
+      Object.assign(new DOMException('The operation was aborted', 'AbortError'), { cause: signal?.reason });
+    if (signal?.aborted) throw aborted();
+    let ticks = 0;
+    /** @type {(() => void) | undefined} */
+    let wake;
+    const timer = clock.add(
+      () => {
+        ticks += 1;
+        wake?.();
+      },
+      ms,
+      [],
+      true,
+    );
+    if (options.ref === false) timer.unref();
+    const onAbort = () => wake?.();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      while (true) {
+        if (ticks === 0 && !signal?.aborted) await new Promise((resolve) => (wake = () => resolve(undefined)));
+        wake = undefined;
+        if (signal?.aborted) throw aborted();
+        for (; ticks > 0; ticks -= 1) yield value;
+      }
+    } finally {
+      clock.clear(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+  Object.assign(timersPromises, { setTimeout: sleep, setInterval: every });
   if (timersPromises.scheduler) {
     Object.assign(timersPromises.scheduler, {
       wait: (/** @type {unknown} */ ms, /** @type {any} */ options) => sleep(ms, undefined, options),

@@ -240,10 +240,11 @@ describe('what adapters do wrong', () => {
 
   test('timers and immediates left scheduled are reported in done with where they were created (HARN-04)', async () => {
     const { pending } = (await run('lt1', 'leave-timers')).at(-1);
-    assert.equal(pending.length, 3, JSON.stringify(pending));
+    assert.equal(pending.length, 4, JSON.stringify(pending));
     assert.match(pending[0], /^setTimeout of 60000 ms, created at .*keepAlive .*behaviours\.mjs:\d+/);
     assert.match(pending[1], /^setInterval every 30000 ms \(unref\), created at .*behaviours\.mjs:\d+/);
     assert.match(pending[2], /^setTimeout of 45000 ms, created at .*behaviours\.mjs:\d+/); // timers/promises
+    assert.match(pending[3], /^setInterval every 15000 ms, created at .*behaviours\.mjs:\d+/); // its setInterval
     assert.deepEqual((await run('lt2', 'cleared-timers')).at(-1).pending, []); // fired, cleared, awaited: none
     assert.deepEqual((await run('lt3', 'fetch-pool')).at(-1).pending, []); // fetch's own pool timers are Node's
     const polling = (await run('lt4', 'polling-immediates')).at(-1).pending;
