@@ -312,6 +312,14 @@ export class VirtualClock {
 /** @type {VirtualClock | undefined} */
 let installed;
 
+/**
+ * The AbortError `timers/promises` rejects with when its signal aborts, the signal's reason as its cause.
+ * @param {AbortSignal | undefined} signal
+ */
+function abortedBy(signal) {
+  return Object.assign(new DOMException('The operation was aborted', 'AbortError'), { cause: signal?.reason });
+}
+
 /** The process's clock, installed on the globals and the timers modules on first call. */
 export function virtualClock() {
   if (installed !== undefined) return installed;
@@ -345,14 +353,13 @@ export function virtualClock() {
   const sleep = (ms, value, options = {}) =>
     new Promise((resolve, reject) => {
       const signal = options.signal;
-      const aborted = () => new DOMException('The operation was aborted', 'AbortError');
       if (signal?.aborted) {
-        reject(Object.assign(aborted(), { cause: signal.reason }));
+        reject(abortedBy(signal));
         return;
       }
       const onAbort = () => {
         clock.clear(timer);
-        reject(Object.assign(aborted(), { cause: signal?.reason }));
+        reject(abortedBy(signal));
       };
       const timer = clock.add(
         () => {
@@ -376,9 +383,7 @@ export function virtualClock() {
    */
   async function* every(ms, value, options = {}) {
     const signal = options.signal;
-    const aborted = () =>
-      Object.assign(new DOMException('The operation was aborted', 'AbortError'), { cause: signal?.reason });
-    if (signal?.aborted) throw aborted();
+    if (signal?.aborted) throw abortedBy(signal);
     let ticks = 0;
     /** @type {(() => void) | undefined} */
     let wake;
@@ -398,7 +403,7 @@ export function virtualClock() {
       while (true) {
         if (ticks === 0 && !signal?.aborted) await new Promise((resolve) => (wake = () => resolve(undefined)));
         wake = undefined;
-        if (signal?.aborted) throw aborted();
+        if (signal?.aborted) throw abortedBy(signal);
         for (; ticks > 0; ticks -= 1) yield value;
       }
     } finally {

@@ -54,9 +54,12 @@ export class LeftoverWork {
   watchClock(clock) {
     clock.onAdd = (timer) => {
       if (this.active === undefined) return;
-      const resource = { _idleTimeout: timer.delay, _repeat: timer.repeat, hasRef: () => timer.hasRef() };
       /** @returns {Scheduled | undefined} */
-      const scheduled = () => (timer.live && !timer.internal ? { type: 'Timeout', resource } : undefined);
+      const scheduled = () => {
+        if (!timer.live || timer.internal) return undefined;
+        const resource = { _idleTimeout: timer.delay, _repeat: timer.repeat, hasRef: () => timer.hasRef() };
+        return { type: 'Timeout', resource };
+      };
       this.created.add({ run: this.active, scheduled, stack: stackHere(clock.onAdd) });
     };
   }
