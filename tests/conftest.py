@@ -62,9 +62,15 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
 
 SLOW_REASON = (
     "a whole adapter suite, an end-to-end run of what rarely changes (packaging, the Node toolchain, xdist, shards, "
-    "--lf, recording, the sandbox's and hostile adapters' attacks, screenshots), the guide's walkthrough, a "
-    "benchmark or the full fault sweep: seconds to minutes each; `pytest -n auto -m slow` (tox -e slow, and .ci/run "
-    "after the README's command) runs them, `--slow` adds them, naming one by id runs it"
+    "--lf, recording, the sandbox's and hostile adapters' attacks, screenshots) or the guide's walkthrough: "
+    "seconds to minutes each; `pytest -n auto -m slow` (tox -e slow, and .ci/run after the README's command) runs "
+    "them, `--slow` adds them, naming one by id runs it"
+)
+EXHAUSTIVE_REASON = (
+    "exhaustive where the gate and the other tests sample (every fault at every position of every cassette), or a "
+    "smoke run of a developer's tool (the benchmark script): minutes, outside CI's 15-minute budget; `pytest -n "
+    "auto -m exhaustive` (tox -e exhaustive) runs them, before a release and at the end of every working session, "
+    "with the zoo; naming one by id runs it"
 )
 
 
@@ -76,6 +82,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"slow: {SLOW_REASON}")
+    config.addinivalue_line("markers", f"exhaustive: {EXHAUSTIVE_REASON}")
     config.addinivalue_line("markers", "long: a minute or more (a whole suite, a fresh install): run first")
 
 
@@ -92,21 +99,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     run first, the long ones (minutes) first of all: pytest-xdist hands tests out in order, and a few long ones
     left for the end keep one worker busy while the others have nothing left (longest first shortens the run)."""
     items.sort(key=lambda item: (_mark_absent(item, "fresh_install", "long"), _mark_absent(item, "slow")))
-    if not _slow_left_out(config):
-        return
-    slow = [item for item in items if item.get_closest_marker("slow")]
-    if slow:
-        config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+    left_out = {"exhaustive"} if _exhaustive_left_out(config) else set()
+    if _slow_left_out(config):
+        left_out.add("slow")
+    kept = [item for item in items if _mark_absent(item, *left_out)]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
 
 
 def _mark_absent(item: pytest.Item, *marks: str) -> bool:
     return not any(item.get_closest_marker(mark) for mark in marks)
 
 
+def _named(config: pytest.Config) -> bool:
+    return any("::" in str(arg) for arg in config.args)
+
+
 def _slow_left_out(config: pytest.Config) -> bool:
-    named = any("::" in str(arg) for arg in config.args)
-    return not (config.getoption("--slow") or config.option.markexpr or named)
+    return not (config.getoption("--slow") or config.option.markexpr or _named(config))
+
+
+def _exhaustive_left_out(config: pytest.Config) -> bool:
+    """Only ``-m`` (``-m exhaustive``) or an id brings them in; ``--slow`` does not, nor does CI."""
+    return not (config.option.markexpr or _named(config))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -115,6 +131,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = ["helix-conformance's own tests: how long they take is in the README's 'Developing' section"]
     if _slow_left_out(config):
         lines.append(f"the tests marked slow are left out of this run: {SLOW_REASON}")
+    if _exhaustive_left_out(config):
+        lines.append(f"the tests marked exhaustive are left out of this run: {EXHAUSTIVE_REASON}")
     return lines
 
 
@@ -150,6 +168,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _slow_left_out(terminalreporter.config):
         terminalreporter.write_line(
             "the tests marked slow were left out of this run: `pytest -n auto -m slow` runs them (.ci/run does)"
+        )
+    if _exhaustive_left_out(terminalreporter.config):
+        terminalreporter.write_line(
+            "the tests marked exhaustive were left out of this run: `pytest -n auto -m exhaustive` runs them "
+            "(tox -e exhaustive; not CI)"
         )
     if not _broken_outcomes:
         return

@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from once import once_per_session
 
-pytestmark = [pytest.mark.slow, pytest.mark.long]  # one run of benchmarks/run.py --quick: minutes
+pytestmark = [pytest.mark.exhaustive, pytest.mark.long]  # one run of benchmarks/run.py --quick: a minute
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ["figure", "value", "target", "ratio", "met?"]
@@ -25,10 +26,15 @@ def _table(output: str) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """One run for both tests, whichever xdist workers they are on (it takes a minute)."""
+    return once_per_session(tmp_path_factory, "bench", _quick_run)[1]
+
+
+def _quick_run(folder: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"],
         check=False,
-        cwd=tmp_path_factory.mktemp("bench"),
+        cwd=folder,
         capture_output=True,
         text=True,
         timeout=600,

@@ -200,7 +200,7 @@ def _session(name: str, scenario: Scenario) -> ScenarioSession:
     return ScenarioSession(scenario, get_profile(spec.wire_profile), spec, CASSETTES, settings)
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive  # the gate samples positions; here every one (a minute or two in all)
 @pytest.mark.parametrize("name", sorted(REFERENCES))
 def test_reference_adapter_passes_the_full_sweep(name: str) -> None:
     """Every fault kind at every position of every success cassette, stalls included."""

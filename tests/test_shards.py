@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from once import once_per_session
 from plugin_runs import HELIX_ENV, SUBPROCESS_TIMEOUT
 
 from helix_conformance.cli import main
@@ -96,8 +97,15 @@ def _runs(folder: Path, adapter: str) -> dict[str, subprocess.CompletedProcess[s
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    folder = tmp_path_factory.mktemp("reference-shards")
-    return folder, _runs(folder, "openai")
+    """The reference adapter's shard and whole runs, made once for the session (13 tests read them); a test
+    that writes files works in a copy (``_own_copy``)."""
+    return once_per_session(tmp_path_factory, "reference-shards", lambda folder: _runs(folder, "openai"))
+
+
+def _own_copy(reference: tuple[Path, dict[str, Any]], tmp_path: Path) -> Path:
+    for report in reference[0].glob("*.json"):
+        (tmp_path / report.name).write_bytes(report.read_bytes())
+    return tmp_path
 
 
 @pytest.fixture(scope="module")
@@ -130,9 +138,9 @@ def _same_judgement(merged: dict[str, Any], whole: dict[str, Any]) -> None:
 
 @pytest.mark.slow  # shard sessions and a merge: an integration that rarely changes
 def test_shards_of_the_reference_adapter_merge_into_the_unsharded_report(
-    reference: tuple[Path, dict[str, Any]],
+    reference: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
-    folder, runs = reference
+    folder, runs = _own_copy(reference, tmp_path), reference[1]
     assert [runs[name].returncode for name in ("shard1", "shard2", "whole")] == [0, 0, 0], runs[
         "whole"
     ].stdout
@@ -231,8 +239,9 @@ def test_shards_that_cannot_be_joined_are_refused_in_one_line(
     monkeypatch: pytest.MonkeyPatch,
     inputs: list[Any],
     message: str,
+    tmp_path: Path,
 ) -> None:
-    folder, _ = reference
+    folder = _own_copy(reference, tmp_path)
     monkeypatch.chdir(folder)
     names = [item if isinstance(item, str) else _edited(folder, "shard2.json", item) for item in inputs]
     assert main(["report", "merge", "out.json", *names]) == 2
@@ -248,8 +257,9 @@ def test_overlapping_shards_are_refused(
     reference: tuple[Path, dict[str, Any]],
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
-    folder, _ = reference
+    folder = _own_copy(reference, tmp_path)
     monkeypatch.chdir(folder)
     stolen = _load(folder, "shard1.json")["results"][:1]
     shard2 = _edited(folder, "shard2.json", {"results": _load(folder, "shard2.json")["results"] + stolen})
