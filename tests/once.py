@@ -20,9 +20,7 @@ import pytest
 T = TypeVar("T")
 
 
-def once_per_session(
-    factory: pytest.TempPathFactory, name: str, make: Callable[[Path], T]
-) -> tuple[Path, T]:
+def once_per_session(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], T]) -> tuple[Path, T]:
     """``make(folder)`` once for the session, in a folder of its own; every caller gets the folder and the value
     (which must pickle). Outside xdist, a plain temporary folder."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
