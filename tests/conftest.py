@@ -67,8 +67,10 @@ SLOW_REASON = (
     "them, `--slow` adds them, naming one by id runs it"
 )
 EXHAUSTIVE_REASON = (
-    "exhaustive where the gate and the other tests sample (every fault at every position of every cassette), or a "
-    "smoke run of a developer's tool (the benchmark script): minutes, outside CI's 15-minute budget; `pytest -n "
+    "exhaustive where the gate and the other tests sample (every fault at every position of every cassette), a "
+    "second proof of what CI already proves once (packaging from a fresh install, a second Node, the examples on "
+    "the SDKs a foreign adapter uses) or a smoke run of a developer's tool (the benchmark script): minutes, "
+    "outside CI's 15-minute budget; `pytest -n "
     "auto -m exhaustive` (tox -e exhaustive) runs them, before a release and at the end of every working session, "
     "with the zoo; naming one by id runs it"
 )
@@ -121,8 +123,9 @@ def _slow_left_out(config: pytest.Config) -> bool:
 
 
 def _exhaustive_left_out(config: pytest.Config) -> bool:
-    """Only ``-m`` (``-m exhaustive``) or an id brings them in; ``--slow`` does not, nor does CI."""
-    return not (config.option.markexpr or _named(config))
+    """Only a ``-m`` that names them (``-m exhaustive``) or an id brings them in; ``--slow`` and ``-m slow`` do
+    not (some are slow too), nor does CI."""
+    return not ("exhaustive" in (config.option.markexpr or "") or _named(config))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -37,7 +37,7 @@ def test_driver_command_prints_the_folder(capsys: pytest.CaptureFixture[str]) ->
     assert capsys.readouterr().out.strip() == str(bundled_driver())
 
 
-@pytest.mark.slow  # npm pack and install: packaging, rarely changed
+@pytest.mark.exhaustive  # npm pack and install: packaging, rarely changed (and again in test_fresh_install)
 def test_the_npm_tarball_installs_and_gives_types_and_helix_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

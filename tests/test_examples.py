@@ -47,11 +47,20 @@ FULL_SUITE_ELSEWHERE = {
     # second full run of the same code here would buy nothing (it took 20-30 s of CI).
     "openai-sdk": "tests/test_writing_an_adapter_doc.py",
 }
+SAME_SDK_AS_A_FOREIGN_ADAPTER = {"anthropic-sdk", "gemini-sdk"}
+"""Whole runs in `tox -e exhaustive`, not CI: in CI, the adapters of ../shared/foreign-adapters on the same SDK
+and profile (anthropic, google-genai) already go through the whole suite (tests/test_foreign_adapters.py)."""
 
 
 @pytest.mark.long
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(set(CASES) - set(FULL_SUITE_ELSEWHERE)))
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=[pytest.mark.exhaustive] if name in SAME_SDK_AS_A_FOREIGN_ADAPTER else [])
+        for name in sorted(set(CASES) - set(FULL_SUITE_ELSEWHERE))
+    ],
+)
 def test_example_passes_the_full_suite(pytester: pytest.Pytester, name: str) -> None:
     _require_installed(name)
     result = run(pytester, f"--adapter={name}", "-q")

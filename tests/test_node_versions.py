@@ -15,7 +15,7 @@ import pytest
 from node_setup import npm_installed
 from test_node_driver import DRIVER, MINIMAL, SLICE, TYPESCRIPT_FIXTURE, _gate
 
-pytestmark = pytest.mark.slow  # the driver under a second Node, fetched from npm: packaging, rarely changed
+pytestmark = pytest.mark.exhaustive  # the driver under a second Node, fetched from npm: rarely changed
 
 NODE_22 = Path(__file__).with_name("node_versions") / "22"
 TIMEOUT_S = 600
