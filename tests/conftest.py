@@ -70,9 +70,8 @@ EXHAUSTIVE_REASON = (
     "exhaustive where the gate and the other tests sample (every fault at every position of every cassette), a "
     "second proof of what CI already proves once (packaging from a fresh install, a second Node, the examples on "
     "the SDKs a foreign adapter uses) or a smoke run of a developer's tool (the benchmark script): minutes, "
-    "outside CI's 15-minute budget; `pytest -n "
-    "auto -m exhaustive` (tox -e exhaustive) runs them, before a release and at the end of every working session, "
-    "with the zoo; naming one by id runs it"
+    "outside CI's 15-minute budget; `pytest -n auto -m exhaustive` (tox -e exhaustive) runs them, before a release "
+    "and at the end of every working session, with the zoo; naming one by id runs it"
 )
 
 

@@ -31,7 +31,7 @@ def once_per_session(factory: pytest.TempPathFactory, name: str, make: Callable[
     with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not value.exists():
-            folder.mkdir()
+            folder.mkdir(exist_ok=True)  # left by a make that raised: made again
             value.write_bytes(pickle.dumps(make(folder)))
     made: T = pickle.loads(value.read_bytes())
     return folder, made

@@ -112,6 +112,10 @@ def test_the_examples_left_out_of_the_full_runs_are_run_whole_elsewhere() -> Non
     from test_writing_an_adapter_doc import GUIDE, blocks
 
     commands = [b.body for b in blocks(GUIDE.read_text(encoding="utf-8")) if b.lang == "sh"]
-    copied = next(i for i, c in enumerate(commands) if "examples/openai-sdk-adapter/src/" in c)
-    assert any("pytest --adapter=" in c and " -k" not in c for c in commands[copied:]), commands[copied:]
-    assert set(FULL_SUITE_ELSEWHERE) == {"openai-sdk"}
+    for name, where in FULL_SUITE_ELSEWHERE.items():
+        assert where == "tests/test_writing_an_adapter_doc.py", where  # the only place checked here
+        source = f"examples/{CASES[name][0]}/src/{CASES[name][1]}/"
+        copied = next((i for i, c in enumerate(commands) if source in c), None)
+        assert copied is not None, f"the guide no longer copies {source}: run {name} whole in this file again"
+        whole = [c for c in commands[copied:] if "pytest --adapter=" in c and " -k" not in c]
+        assert whole, f"the guide no longer runs the whole suite after copying {source}"
