@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from broken_adapters.crashes import PARSES_DONE, RAISES_IN_STEP, TOOL_CALL_ASSEMBLY
+from plugin_runs import adapter_module, output, run
 
 from helix_conformance.testing import run_conformance
-from tests.plugin_runs import adapter_module, output, run
 
 SCENARIOS = (
     "text_basic",

@@ -5,13 +5,13 @@ selections and usage errors never fail the gate on their own."""
 from __future__ import annotations
 
 import pytest
+from plugin_runs import adapter_module, assert_no_crash, clear_helix_environment, output, run
 
 from helix_conformance.checks.root import FAIL_FAST_AFTER, RootCause, common_cause
 from helix_conformance.contract import AdapterSpec
 from helix_conformance.reporting.causes import group_causes, render_causes
 from helix_conformance.reporting.outcomes import ItemOutcome, OutcomeLog
 from helix_conformance.testing import run_conformance
-from tests.plugin_runs import adapter_module, assert_no_crash, clear_helix_environment, output, run
 
 ADAPTERS = '''
 from helix_conformance.contract import AdapterSpec, ErrorStepResult, HelixError
