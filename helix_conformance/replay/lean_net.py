@@ -37,7 +37,10 @@ async def _within(awaitable: Awaitable[T], timeout: float | None) -> T:
     if sys.version_info >= (3, 11):
         async with asyncio.timeout(timeout):
             return await awaitable
-    return await asyncio.wait_for(awaitable, timeout)  # pragma: no cover  (3.10)
+    try:  # pragma: no cover  (3.10)
+        return await asyncio.wait_for(awaitable, timeout)
+    except asyncio.TimeoutError as exc:  # its own class before 3.11: the callers catch the builtin one
+        raise TimeoutError from exc
 
 
 @functools.cache
