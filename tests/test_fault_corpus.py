@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from typing import Any
 
 import pytest
 from broken_adapters import BrokenAdapter
@@ -18,17 +19,22 @@ from broken_adapters.faults import ADAPTERS as CORPUS_ONLY_ADAPTERS
 from helix_conformance.adapters import resolve_adapter
 from helix_conformance.checks.common import provider_tool_call_ids
 from helix_conformance.checks.context import CheckContext, HarnessSettings, ScenarioSession
+from helix_conformance.checks.draws import broken_here
 from helix_conformance.checks.faults import corpus_base, judge, run_variant, stall_base
 from helix_conformance.checks.registry import load_all_checks
+from helix_conformance.checks.streaming import BYTEWISE_PREFIX, explicit_cuts
 from helix_conformance.contract import TextStepResult
 from helix_conformance.profiles import KNOWN_PROFILES, get_profile
 from helix_conformance.profiles.base import WireProfile
+from helix_conformance.replay.delivery import SplitPlan
 from helix_conformance.replay.faults import (
     StreamShape,
     corpus,
 )
 from helix_conformance.replay.interactions import CassetteCache, ReplayInteraction, build_interactions
+from helix_conformance.replay.judging import run_scenario
 from helix_conformance.replay.recorded import recorded_scenarios
+from helix_conformance.replay.runner import ScenarioRun
 from helix_conformance.scenarios import get_scenario, scenarios_for
 from helix_conformance.scenarios.fault_kinds import DEFAULT_EXAMPLES, FULL_SWEEP_EXAMPLES, KINDS
 from helix_conformance.scenarios.model import Scenario
@@ -276,3 +282,36 @@ def test_a_profile_that_cannot_read_its_stream_gets_only_format_free_faults() ->
     base = _recorded("openai-chat", get_scenario("tool_call"))
     kinds = [v.kind for v in corpus(Opaque(), base, FULL_SWEEP_EXAMPLES, stalls=True)]
     assert kinds == ["read_timeout", "html_5xx", "plain_200"]
+
+
+def _splits_run_by_str_10(scenario: Scenario) -> list[tuple[int, ...]]:
+    """The cuts of every split STR-10's check asks the openai reference adapter to run on ``scenario``."""
+    spec = resolve_adapter("openai").spec
+    asked: list[tuple[int, ...]] = []
+
+    def spy(*args: Any, **kwargs: Any) -> ScenarioRun:
+        options = args[4]
+        if isinstance(options.plan, SplitPlan):
+            asked.append(options.plan.cuts)
+        return run_scenario(*args, **kwargs)
+
+    settings = HarnessSettings(timeout=5.0, examples=1, executor=spy)
+    session = ScenarioSession(scenario, get_profile(spec.wire_profile), spec, CASSETTES, settings)
+    load_all_checks()["STR-10"].func(CheckContext("STR-10", session))
+    return asked
+
+
+def test_streams_are_split_byte_by_byte_where_they_are_faulted() -> None:
+    """STR-10's one-byte-per-chunk split (chunk reassembly, which reads the framing) runs where the fault corpus
+    breaks streams; its cuts at the framing and inside multi-byte characters run on every stream."""
+    profile = get_profile("openai-chat")
+    drawn, other = get_scenario("text_basic"), get_scenario("compat_sse_framing")
+    assert broken_here(drawn, profile)
+    assert not broken_here(other, profile)
+    every_byte = tuple(range(1, BYTEWISE_PREFIX))
+    assert every_byte in _splits_run_by_str_10(drawn)
+    splits = _splits_run_by_str_10(other)
+    assert every_byte not in splits
+    body = _recorded("openai-chat", other).body
+    assert [cuts for _, cuts in explicit_cuts(body, profile, every_byte=False)] == splits
+    assert any(body[cut] & 0xC0 == 0x80 for cuts in splits for cut in cuts), "the multi-byte cuts still run"

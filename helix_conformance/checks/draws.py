@@ -7,8 +7,9 @@ judges that code again on the same paths (issue 34: without those runs, no field
 broken adapters of tests/ changed verdict, at half the runs). So those runs are drawn on the *representative* of
 each shape: the first authored scenario of it in catalogue order; a recorded stream of a shape no authored
 scenario has is its own representative. The fault corpus also breaks the first recorded stream of each shape per
-server and source (``broken_here``): real bytes of a real server, framed by that server's code. The checks that
-judge a scenario's own content (its explicit STR-10 cuts, its request, its result) still run on every scenario.
+server and source (``broken_here``): real bytes of a real server, framed by that server's code; STR-10's
+byte-by-byte split is drawn there too. The checks that judge a scenario's own bytes and content (STR-10's cuts at
+its framing and inside its multi-byte characters, its request, its result) still run on every scenario.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ def representative(scenario: Scenario, profile: WireProfile) -> bool:
 
 
 def broken_here(scenario: Scenario, profile: WireProfile) -> bool:
-    """Whether the fault corpus breaks ``scenario``'s stream: the representative of its shape, and the first
-    recorded stream of each shape from each server and source (real bytes of a real server, whose framing the
-    authored ones only imitate)."""
+    """Whether the fault corpus breaks ``scenario``'s stream (and STR-10 splits it byte by byte): the
+    representative of its shape, and the first recorded stream of each shape from each server and source (real
+    bytes of a real server, whose framing the authored ones only imitate)."""
     if isinstance(scenario, RecordedScenario):
         return scenario.first_of_shape
     return representative(scenario, profile)

@@ -33,7 +33,7 @@ from .common import (
     where_raised,
 )
 from .context import CheckContext
-from .draws import representative
+from .draws import broken_here, representative
 from .properties import examples_of, falsify
 from .registry import check, fail
 
@@ -322,13 +322,20 @@ BYTEWISE_PREFIX = 1536
 _CONTINUATION_BYTE = re.compile(rb"[\x80-\xbf]")
 
 
-def explicit_cuts(body: bytes, profile: WireProfile) -> list[tuple[str, tuple[int, ...]]]:
+def explicit_cuts(
+    body: bytes, profile: WireProfile, *, every_byte: bool
+) -> list[tuple[str, tuple[int, ...]]]:
     """The splits that break naive parsers, tried before the random ones (STR-10): the framing's own (the
-    profile's: SSE separators, event-stream preludes and CRCs) and multi-byte UTF-8 characters."""
+    profile's: SSE separators, event-stream preludes and CRCs) and multi-byte UTF-8 characters, on every
+    stream (they depend on its bytes); with ``every_byte``, one byte per chunk over the body's first events."""
     multibyte = tuple(m.start() for m in _CONTINUATION_BYTE.finditer(body, 1))
-    # Byte-by-byte over the first events: a parser that breaks on one-byte chunks breaks there already, and
-    # splitting whole large bodies this way costs more than the rest of the suite.
-    plans = [("every byte its own chunk (first 1.5 KB)", tuple(range(1, min(len(body), BYTEWISE_PREFIX))))]
+    plans = []
+    if every_byte:
+        # Over the first events only: a parser that breaks on one-byte chunks breaks there already, and
+        # splitting whole large bodies this way costs more than the rest of the suite.
+        plans.append(
+            ("every byte its own chunk (first 1.5 KB)", tuple(range(1, min(len(body), BYTEWISE_PREFIX))))
+        )
     plans.extend(profile.framing_cuts(body))
     if multibyte:
         plans.append(("cut inside every multi-byte UTF-8 character", multibyte))
@@ -342,6 +349,13 @@ def cuts_argument(cuts: tuple[int, ...]) -> str:
     return ",".join(map(str, cuts))
 
 
+def _every_byte(ctx: CheckContext) -> bool:
+    """One byte per chunk is chunk reassembly's test, which reads a stream's framing, not its content: drawn
+    where the fault corpus breaks streams (draws.py), on each shape's representative and on the first
+    recorded stream of each shape per server and source."""
+    return broken_here(ctx.scenario, ctx.profile)
+
+
 def _random_cuts(ctx: CheckContext) -> st.SearchStrategy[list[int]]:
     size = max((len(i.body) for i in ctx.session.interactions()), default=0)
     return st.lists(st.integers(min_value=1, max_value=max(size - 1, 1)), max_size=24)
@@ -353,7 +367,7 @@ def _split(cuts: list[int]) -> RunOptions:
 
 def _cuts_ahead(ctx: CheckContext) -> None:
     bodies = [i.body for i in ctx.session.interactions()]
-    for _, cuts in explicit_cuts(max(bodies, key=len, default=b""), ctx.profile):
+    for _, cuts in explicit_cuts(max(bodies, key=len, default=b""), ctx.profile, every_byte=_every_byte(ctx)):
         ctx.session.ahead(RunOptions(plan=SplitPlan(cuts)))
     if representative(ctx.scenario, ctx.profile):
         for random_cuts in examples_of(ctx, _random_cuts(ctx)):
@@ -368,7 +382,9 @@ def _cuts_ahead(ctx: CheckContext) -> None:
 def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
     reference = comparable_run(ctx, ctx.main)
     bodies = [i.body for i in ctx.session.interactions()]
-    for label, cuts in explicit_cuts(max(bodies, key=len, default=b""), ctx.profile):
+    for label, cuts in explicit_cuts(
+        max(bodies, key=len, default=b""), ctx.profile, every_byte=_every_byte(ctx)
+    ):
         run = ctx.session.run(RunOptions(plan=SplitPlan(cuts)), keep=False)
         got = comparable_run(ctx, run)
         if got != reference:
@@ -392,7 +408,8 @@ def result_independent_of_chunk_boundaries(ctx: CheckContext) -> None:
 
     shrunk: list[tuple[int, ...]] = []
 
-    # Random splits on the representative of each delivery shape (draws.py); the explicit cuts above on every one.
+    # Random splits on the representative of each delivery shape (draws.py); the framing's and multi-byte cuts
+    # above on every stream.
     if not representative(ctx.scenario, ctx.profile):
         return
     counterexample = falsify(ctx, _random_cuts(ctx), probe)
