@@ -77,8 +77,9 @@ class DecodedRequest:
         return self.options | common
 
 
-_SEPARATOR = re.compile(rb"(?=\n\n|\r\n)")
-"""Where a blank line or CRLF starts, overlapping ones included."""
+_SEPARATOR = re.compile(rb"(?=\n\n|\r\n|\r(?!\n))")
+"""Where a blank line or CRLF starts, overlapping ones included, and every lone CR (a line ending SSE allows):
+cut after it, a reader that waits for an LF must not eat the next line's first byte."""
 
 
 def malformed_sse_event(event: bytes) -> bytes:
@@ -274,6 +275,6 @@ class WireProfile(ABC):
 
     def framing_cuts(self, body: bytes) -> list[tuple[str, tuple[int, ...]]]:
         """Splits of ``body`` that break naive readers of this framing, tried before the random ones (STR-10):
-        inside every SSE line or event separator."""
+        inside every SSE line or event separator, and after every lone CR."""
         separators = tuple(m.start() + 1 for m in _SEPARATOR.finditer(body))
         return [("cut inside every line/event separator", separators)] if separators else []
