@@ -158,6 +158,21 @@ class StripsBomEveryChunk(HookedAdapter):
         return _BomEveryChunk()
 
 
+class _TakesEveryCrForACrlf(SSEDecoder):
+    def _feed_text(self, text: str) -> list[SSEEvent]:
+        if self._skip_lf and text:
+            self._skip_lf = False
+            text = text[
+                1:
+            ]  # Bug: a CR that ended the last chunk is taken for half a CRLF, whatever comes next
+        return super()._feed_text(text)
+
+
+class TakesEveryCrForACrlf(HookedAdapter):
+    def make_decoder(self) -> SSEDecoder:
+        return _TakesEveryCrForACrlf()
+
+
 # --- Anthropic Messages ---------------------------------------------------------------------------------------
 
 
@@ -449,6 +464,20 @@ ADAPTERS: list[BrokenAdapter] = [
         ("text_byte_order_mark_inside",),
         "Strips a byte-order mark at the start of every chunk, not of the stream: a U+FEFF in the text is "
         "lost where the bytes happen to be cut.",
+    ),
+    declaring(
+        broken(
+            "takes_every_cr_for_a_crlf",
+            TakesEveryCrForACrlf,
+            "STR-10",
+            ("compat_sse_framing",),
+            "Holds a CR that ends a chunk and drops the next chunk's first character as the LF of a CRLF, "
+            "whatever it is: on a server whose lines end with a lone CR (SSE allows it) the next line loses its "
+            "first byte where the bytes happen to be cut (the CR/LF-across-chunks state that "
+            "https://github.com/clacky-ai/openclacky/pull/489 and https://github.com/Effect-TS/effect/pull/6954 "
+            "fix).",
+        ),
+        "sse-framing",
     ),
     broken_anthropic(
         "empty_user_text_block",
