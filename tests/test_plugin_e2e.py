@@ -70,18 +70,19 @@ def test_a_project_without_adapter_runs_its_own_tests_and_pays_nothing(pytester:
     assert "helix-conformance summary" not in text
 
 
-def test_a_suite_run_inside_another_process_leaves_its_garbage_collector_as_it_found_it(
+def test_a_suite_run_inside_another_process_leaves_nothing_of_its_own_frozen(
     pytester: pytest.Pytester,
 ) -> None:
     """The suite freezes pytest's heap while its items run (less for the collector to scan); a session run
     inside another process (``pytest.main``, pytester's in-process runs) gives it back when it ends, or the
-    host would keep every object of that session past its end."""
-    assert gc.get_freeze_count() == 0
+    host would keep every object of that session past its end. (CPython 3.12 starts with a few objects frozen:
+    they may be given back too.)"""
+    before = gc.get_freeze_count()
     result = pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", "--adapter=openai", "-k", "openai-chat::text_basic::RES-01"
     )
     result.assert_outcomes(passed=1)
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() <= before
 
 
 # --- 3, 4, 11: the built-in adapters pass ------------------------------------------------------------------

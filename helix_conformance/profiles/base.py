@@ -276,5 +276,5 @@ class WireProfile(ABC):
     def framing_cuts(self, body: bytes) -> list[tuple[str, tuple[int, ...]]]:
         """Splits of ``body`` that break naive readers of this framing, tried before the random ones (STR-10):
         inside every SSE line or event separator, and after every lone CR."""
-        separators = tuple(m.start() + 1 for m in _SEPARATOR.finditer(body))
+        separators = tuple(m.start() + 1 for m in _SEPARATOR.finditer(body) if m.start() + 1 < len(body))
         return [("cut inside every line/event separator", separators)] if separators else []
