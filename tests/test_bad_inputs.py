@@ -93,7 +93,9 @@ def test_our_own_cassettes_are_written_without_anchors() -> None:
     assert load_yaml_text(text)["interactions"] == [{"a": shared}, {"b": shared}]
 
 
-@pytest.mark.parametrize(("content", "problem"), [(DEEP, "nested more than"), (BOMB, "anchors or aliases")])
+@pytest.mark.parametrize(
+    ("content", "problem"), [(DEEP, "nested more than"), (BOMB, "anchors or aliases")], ids=["deep", "bomb"]
+)
 def test_a_hostile_cassette_is_a_cassette_error_naming_the_file(
     tmp_path: Path, content: str, problem: str
 ) -> None:
@@ -104,7 +106,9 @@ def test_a_hostile_cassette_is_a_cassette_error_naming_the_file(
     assert str(path) in str(caught.value)
 
 
-@pytest.mark.parametrize(("content", "problem"), [(DEEP, "nested more than"), (BOMB, "anchors or aliases")])
+@pytest.mark.parametrize(
+    ("content", "problem"), [(DEEP, "nested more than"), (BOMB, "anchors or aliases")], ids=["deep", "bomb"]
+)
 def test_scan_and_replay_commands_refuse_a_hostile_cassette_without_crashing(
     tmp_path: Path, content: str, problem: str
 ) -> None:
@@ -427,6 +431,7 @@ DEEP_JSON = '{"a":' * 100_000 + "1" + "}" * 100_000
         ("deep.sse", f"data: {DEEP_JSON}\n\n", "the first data line is JSON nested too deeply to read"),
         ("deep.json", DEEP_JSON, "is JSON nested too deeply to read"),
     ],
+    ids=["chunks", "sse", "json"],  # not the content: pytest exports the test's id to a child's environment
 )
 def test_importing_json_nested_100000_deep_is_one_line(
     tmp_path: Path, name: str, content: str, problem: str

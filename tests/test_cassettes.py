@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 import yaml
+from gemini_sdk import skip_when_the_sdk_predates
 
 from helix_conformance.authoring import main as authoring_main
 from helix_conformance.profiles import KNOWN_PROFILES, get_profile
@@ -64,30 +63,10 @@ def test_cassette_is_authored_and_every_event_validates_against_the_sdk(path: Pa
     profile = get_profile(path.parent.name)
     events = _events(path)
     assert events
+    if path.parent.name == "gemini":
+        skip_when_the_sdk_predates(b"".join(events))
     for event in events:
-        try:
-            profile.validate_event(event)  # raises on any departure from the SDK's stream event types
-        except UserWarning as warning:
-            _skip_when_the_sdk_predates_the_value(path, warning)
-            raise
-
-
-def _skip_when_the_sdk_predates_the_value(path: Path, warning: UserWarning) -> None:
-    """google-genai only warns about an enum value it does not know. A finish reason Gemini documents (the
-    profile's table) that is newer than the SDK installed (the newest google-genai for Python 3.10 is a 2.x without
-    MODEL_ARMOR) cannot be judged here: skipped, saying so. Any other unknown value still fails."""
-    from helix_conformance.profiles.gemini_summary import STOP_TABLE
-
-    match = re.fullmatch(r"(\w+) is not a valid FinishReason", str(warning))
-    if path.parent.name != "gemini" or match is None or match.group(1) not in STOP_TABLE:
-        return
-    from google.genai import types
-
-    if match.group(1) not in types.FinishReason.__members__:
-        pytest.skip(
-            f"google-genai {metadata.version('google-genai')}, installed here, predates FinishReason."
-            f"{match.group(1)}; a newer release validates this cassette"
-        )
+        profile.validate_event(event)  # raises on any departure from the SDK's stream event types
 
 
 def test_authored_chunks_have_the_live_field_order() -> None:

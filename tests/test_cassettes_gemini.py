@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gemini_sdk import skip_when_the_sdk_predates
 
 from helix_conformance.profiles import get_profile
 from helix_conformance.profiles.gemini_stream import validate_error_body
@@ -42,6 +43,8 @@ def _responses(body: bytes) -> list[Any]:
 @pytest.mark.parametrize("scenario", FINISHED, ids=lambda s: s.id)
 def test_the_sdk_reads_each_finished_stream_to_the_expected_outcome(scenario: Any) -> None:
     texts, thoughts, calls, finish, blocked = [], [], [], None, None
+    pytest.importorskip("google.genai")
+    skip_when_the_sdk_predates(_body(scenario.id))
     for response in _responses(_body(scenario.id)):
         blocked = response.prompt_feedback.block_reason if response.prompt_feedback else blocked
         for candidate in response.candidates or []:

@@ -128,8 +128,10 @@ def test_loading_a_module_full_of_constants_does_not_change_what_is_drawn(
     importlib.import_module("adapter_full_of_constants")
     ours_after = examples_of(_ctx(examples=EXAMPLES), STRATEGY)
     assert ours_after == ours_before
-    from hypothesis.internal.conjecture import providers
-
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # a Hypothesis older than local constants: nothing to control
+        return
     if hasattr(providers, "_get_local_constants"):  # the control: Hypothesis 6.131+ draws them
         assert _plain_hypothesis_draws() != plain_before
 
