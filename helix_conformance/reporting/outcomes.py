@@ -76,14 +76,14 @@ class OutcomeLog:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             status: Status
             if props.get(STATUS_PROPERTY) in ("baselined", "compat_failed"):
-                status, message = props[STATUS_PROPERTY], str(report.wasxfail)
+                status, message = props[STATUS_PROPERTY], _xfail_reason(report)
             elif props.get(STATUS_PROPERTY) == "not_applicable" and report.skipped:
                 status, message = "not_applicable", _skip_reason(report).removeprefix("Skipped: ")
             elif props.get(STATUS_PROPERTY) == "stale":
                 status, message = "stale", _failure_text(report)
             elif hasattr(report, "wasxfail"):
                 status = "should_failed"
-                message = str(report.wasxfail)
+                message = _xfail_reason(report)
             elif report.skipped:
                 status, message = "skipped", _skip_reason(report)
             elif report.failed:
@@ -152,6 +152,11 @@ class OutcomeLog:
         """The worst outcome of the clause over its scenarios; skipped if none ran. ``stale``: the clause
         holds everywhere, but a baseline entry still lists it (that fails the gate, nothing is broken)."""
         return worst(o.status for o in self.by_clause()[clause])
+
+
+def _xfail_reason(report: Any) -> str:
+    """The reason ``pytest.xfail`` was given: pytest 8.0 wrote it as ``reason: ...`` in ``wasxfail``."""
+    return str(report.wasxfail).removeprefix("reason: ")
 
 
 def _skip_reason(report: Any) -> str:
