@@ -365,6 +365,17 @@ def test_an_answer_is_read_back_as_written_even_where_the_fast_json_refuses(valu
         assert parse_line(line)["run"] == sent
 
 
+@pytest.mark.parametrize(
+    "text", ["17 \u00d7 3 = 51.", "\u4e2d\u6587", "\U0001f600 an emoji, a surrogate pair escaped"]
+)
+def test_a_driver_s_escaped_text_is_read_as_the_text_it_escapes(text: str) -> None:
+    """A driver may escape what is not ASCII (Python's json does by default): the escape reads as its character.
+    pydantic-core 2.18.2 and 2.18.3 read it as that character's UTF-8 bytes taken for Latin-1 (U+00C3 U+0097 for
+    U+00D7), so the floor is pydantic 2.7.3, whose pydantic-core reads it right (found by tox -e oldest)."""
+    line = json.dumps({"v": 2, "type": "callback", "args": [text]}, ensure_ascii=True).encode()
+    assert parse_line(line, version=2)["args"] == [text]
+
+
 def test_the_guard_refuses_outside_addresses_in_this_process_only_when_armed() -> None:
     """The hook is installed in the worker only; here we exercise its judge directly."""
     sock = socket.socket()
