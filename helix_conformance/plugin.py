@@ -47,44 +47,53 @@ def _configure(config: pytest.Config, name: str) -> None:
     options = resolve(config)
     from .adapters import AdapterNotFound, resolve_adapter
 
-    worker: Any = None
+    opened: Any = None
+    replaying = options["helix_record_mode"][0] == "none"
     try:
         if str(name).startswith(("node:", "cmd:")):
             from .worker.launch import start_for_session as start_driver
 
-            if options["helix_in_process"][0] or options["helix_record_mode"][0] != "none":
+            if options["helix_in_process"][0] or not replaying:
                 raise AdapterNotFound(
                     f"--adapter={name}: a {str(name)[:4]}: adapter always runs in its driver process, replaying; "
                     "--helix-in-process and --helix-record-mode are for Python adapters"
                 )
             with _loading_checks():
-                worker, resolved = start_driver(config, str(name))
+                opened = start_driver(config, str(name))
+            resolved = opened.resolved
         elif options["helix_in_process"][0]:
             resolved = resolve_adapter(str(name))
         else:
             from .worker.launch import start_for_session
 
             with _loading_checks():
-                worker, resolved = start_for_session(config, str(name))
-            if options["helix_record_mode"][0] != "none":
+                opened = start_for_session(config, str(name), _workers(config, options) if replaying else 1)
+            resolved = opened.resolved
+            if not replaying:
                 resolved = resolve_adapter(str(name))  # recording live calls the factory in this process
     except AdapterNotFound as exc:
         raise pytest.UsageError(str(exc)) from None
     from .pytest_suite import ConformancePlugin
 
     plugin = ConformancePlugin(config, resolved, options)
-    if worker is not None and options["helix_record_mode"][0] == "none":  # a driver never records
-        from .worker.launch import pool_for
-        from .worker.pool import default_size
-
-        pool = pool_for(worker, options["helix_workers"][0] or default_size(config))
-        config.add_cleanup(pool.close)
+    if opened is not None and replaying:  # a driver never records
+        pool = opened.pool(_workers(config, options))  # closed with ``opened`` (start_for_session)
         plugin.settings.executor, plugin.settings.submit = pool.run_scenario, pool.submit
         plugin.stop_adapter = pool.close
-    elif worker is not None:
-        plugin.settings.executor = worker.run_scenario
-        plugin.stop_adapter = worker.close
+    elif opened is not None:
+        plugin.settings.executor = opened.worker.run_scenario
+        plugin.stop_adapter = opened.worker.close
     config.pluginmanager.register(plugin, "helix-conformance-suite")
+
+
+def _workers(config: pytest.Config, options: dict[str, Any]) -> int:
+    """The adapter's processes for this session: ``--helix-workers``, else ``default_size``; one where
+    nothing runs (``--collect-only``: the first resolves the adapter)."""
+    from .worker.pool import default_size
+
+    if config.option.collectonly:
+        return 1
+    return int(options["helix_workers"][0] or default_size(config))
 
 
 @contextmanager

@@ -102,7 +102,7 @@ def isolate(
     from .worker.launch import default_workers, shared
 
     try:
-        opened = shared(name)
+        opened = shared(name, workers or default_workers())
     except AdapterNotFound as exc:
         if named or in_process is False:
             raise ConformanceUsageError(f"run_conformance: {exc}") from None

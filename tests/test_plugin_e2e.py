@@ -85,6 +85,29 @@ def test_a_suite_run_inside_another_process_leaves_nothing_of_its_own_frozen(
     assert gc.get_freeze_count() <= before
 
 
+@pytest.mark.parametrize(("option", "started"), [((), [1, 1]), (("--collect-only",), [1])])
+def test_the_session_s_workers_start_together_unless_nothing_will_run(
+    pytester: pytest.Pytester, option: tuple[str, ...], started: list[int]
+) -> None:
+    """Every worker of the session starts while pytest waits for the first to resolve the adapter (the CPU is
+    free then), not on the first run that finds the first full; ``--collect-only`` runs nothing: one worker."""
+    pytester.makeconftest(
+        """
+        import json
+
+        def pytest_collection_finish(session):
+            pool = session.config.pluginmanager.get_plugin("helix-conformance-suite").settings.submit.__self__
+            with open("spawned.json", "w") as out:
+                json.dump([s.worker.spawned for s in pool.slots], out)
+        """
+    )
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--adapter=openai", "--helix-workers=2", "-k", "text_basic::RES-01", *option
+    )
+    assert result.ret == pytest.ExitCode.OK, output(result)
+    assert json.loads((pytester.path / "spawned.json").read_text()) == started
+
+
 # --- 3, 4, 11: the built-in adapters pass ------------------------------------------------------------------
 
 

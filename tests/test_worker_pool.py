@@ -112,6 +112,49 @@ def test_runs_sent_ahead_are_the_runs_waited_for_and_a_second_worker_takes_the_o
     assert [s.worker.spawned for s in pool.slots] == [1, 1]
 
 
+def test_workers_started_together_are_the_pool_s_own_and_none_is_started_again(module: Path) -> None:
+    """``siblings`` spawns the others while the first imports the adapter: the pool reads their ``ready``
+    and sends them runs; it starts no process beyond them, and one more than the pool's size is closed."""
+    first = AdapterWorker("pool_adapter:slow", sys_path=[str(module), *sys.path], cwd=str(module))
+    spares = first.siblings(2)
+    assert [w.spawned for w in (first, *spares)] == [1, 1, 1]
+    first.start()
+    assert all(w.ready is None for w in spares), "their answers are the pool's to read"
+    pool = WorkerPool(first, 2, spares)
+    try:
+        assert spares[1].process is None, "beyond the pool's size: closed"
+        assert [s.worker for s in pool.slots] == [first, spares[0]]
+        tickets = [pool.submit(*_call("text_basic")) for _ in range(AHEAD_PER_WORKER + 3)]
+        assert all(isinstance(t.result().result, TextStepResult) for t in tickets)
+        assert spares[0].ready is not None
+        assert not pool.slots[1].broken
+        assert spares[0].host is not None, "runs were staged on the second worker's host"
+        assert [s.worker.spawned for s in pool.slots] == [1, 1]
+    finally:
+        pool.close()
+
+
+def test_workers_started_for_a_name_that_does_not_resolve_are_closed(
+    module: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from helix_conformance.adapters import AdapterNotFound
+    from helix_conformance.worker import launch
+
+    started: list[AdapterWorker] = []
+    siblings = AdapterWorker.siblings
+
+    def recorded(self: AdapterWorker, count: int) -> list[AdapterWorker]:
+        started.extend([self, *siblings(self, count)])
+        return started[1:]
+
+    monkeypatch.setattr(AdapterWorker, "siblings", recorded)
+    monkeypatch.syspath_prepend(str(module))
+    with pytest.raises(AdapterNotFound, match="no_such_spec"):
+        launch.open_adapter("pool_adapter:no_such_spec", cwd=str(module), workers=3)
+    assert len(started) == 3
+    assert all(w.process is None for w in started), "no process of a name that failed is left running"
+
+
 def test_a_hang_is_its_runs_timeout_and_the_runs_behind_it_are_sent_again(pools: Any) -> None:
     pool = pools("hang")
     hung = pool.submit(*_call("tool_call_parallel"))

@@ -198,7 +198,7 @@ class AdapterWorker:
         """Spawn the worker and resolve the adapter in it; the ``ready`` message (spec as plain data)."""
         if self.process is not None and self.ready is not None:
             return self.ready
-        process = self.spawn()
+        process = self.process or self.spawn()  # spawned already (``siblings``): its answer is read here
         try:
             answer = process.reader.read(time.monotonic() + HANDSHAKE_TIMEOUT_S)
         except (ChannelClosed, ChannelTimeout, ProtocolError, OSError) as exc:
@@ -247,6 +247,27 @@ class AdapterWorker:
         with contextlib.suppress(OSError):  # it ended at once: its channel says so (start_failed)
             self.process.send(header("hello", adapter=self.adapter, sys_path=self.sys_path, cwd=self.cwd))
         return self.process
+
+    def siblings(self, count: int) -> list[AdapterWorker]:
+        """Spawn this worker and ``count`` more of the same adapter, each left to import the adapter while the
+        caller waits for this one's answer: pytest's process waits for the spec then, so the others start on
+        a CPU that would idle, not later beside the runs (an SDK's import and pydantic builds: about a second
+        of CPU each). Their answers are read by ``start`` or the pool (``pool.WorkerPool``)."""
+        process = self.process or self.spawn()
+        if count and process.keeper is not None and self.namespaces:
+            process.keeper.wait_hello(KEEPER_HELLO_S)  # the probe's verdict, so the others skip it
+            if process.keeper.confined:
+                AdapterWorker.namespaces_work = True
+        others = [AdapterWorker(self.adapter, sys_path=self.sys_path, cwd=self.cwd) for _ in range(count)]
+        try:
+            for other in others:
+                other.namespaces = self.namespaces
+                other.spawn()
+        except BaseException:
+            for other in others:
+                other.close()
+            raise
+        return others
 
     def start_failed(self, exc: BaseException) -> WorkerStartError:
         """The start error for a worker that did not answer its ``hello`` (killed here)."""

@@ -49,12 +49,16 @@ class Opened:
     resolved: ResolvedAdapter
     mode: Literal["worker", "driver"]
     _pool: WorkerPool | DriverPool | None = field(default=None, repr=False)
+    spares: list[AdapterWorker] = field(default_factory=list, repr=False)
+    """Workers of the same adapter started beside this one (``open_adapter``'s ``workers``), still starting:
+    the pool's first members after it."""
 
     def pool(self, size: int) -> WorkerPool | DriverPool:
         """The runs' pool of ``size`` processes of the adapter, this one first: made on first use, kept and
         resized with the process, so later calls reuse what started."""
         if self._pool is None:
-            self._pool = pool_for(self.worker, size)
+            spares, self.spares = self.spares, []
+            self._pool = pool_for(self.worker, size, spares)
         else:
             self._pool.resize(size)
         return self._pool
@@ -74,16 +78,20 @@ class Opened:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
+        for spare in self.spares:
+            spare.close()
         self.worker.close()
 
 
-def pool_for(worker: AdapterWorker | DriverWorker, size: int) -> WorkerPool | DriverPool:
-    """``size`` processes of the adapter, ``worker`` first: Python workers (pool.py), or drivers each driven
-    by a thread (driver_pool.py)."""
+def pool_for(
+    worker: AdapterWorker | DriverWorker, size: int, spares: list[AdapterWorker] | None = None
+) -> WorkerPool | DriverPool:
+    """``size`` processes of the adapter, ``worker`` first: Python workers (pool.py; ``spares`` started
+    already), or drivers each driven by a thread (driver_pool.py)."""
     if isinstance(worker, AdapterWorker):
         from .pool import WorkerPool
 
-        return WorkerPool(worker, size)
+        return WorkerPool(worker, size, spares or [])
     from .driver_pool import DriverPool
 
     return DriverPool(worker, size)
@@ -97,9 +105,10 @@ def default_workers() -> int:
     return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 
-def open_adapter(requested: str, *, cwd: str | None = None) -> Opened:
+def open_adapter(requested: str, *, cwd: str | None = None, workers: int = 1) -> Opened:
     """Start the adapter's process and resolve the adapter in it; AdapterNotFound (a one-line usage error)
-    when it cannot be found or started. The caller closes it."""
+    when it cannot be found or started. The caller closes it. A Python adapter's other ``workers - 1``
+    workers start at once beside it (``Opened.spares``)."""
     where = cwd or os.getcwd()
     if requested.startswith(NODE_PREFIX):
         command = node_command()
@@ -108,12 +117,18 @@ def open_adapter(requested: str, *, cwd: str | None = None) -> Opened:
     if requested.startswith(CMD_PREFIX):
         return _command(requested, parse_command(requested), where)
     python = AdapterWorker(requested, cwd=where)
+    spares: list[AdapterWorker] = []
     try:
-        return Opened(python, python.resolve(), "worker")
-    except DriverRedirect as redirect:
-        return _command(requested, redirect.resolved.command, where)
-    except WorkerStartError as exc:
-        raise AdapterNotFound(str(exc)) from None
+        spares = python.siblings(workers - 1)
+        return Opened(python, python.resolve(), "worker", spares=spares)
+    except BaseException as exc:
+        for spare in spares:  # the same name fails or redirects there: not one of them is needed
+            spare.close()
+        if isinstance(exc, DriverRedirect):
+            return _command(requested, exc.resolved.command, where)
+        if isinstance(exc, WorkerStartError):
+            raise AdapterNotFound(str(exc)) from None
+        raise
 
 
 def _command(requested: str, command: DriverCommand, cwd: str) -> Opened:
@@ -135,28 +150,31 @@ def _driver(worker: DriverWorker, not_applicable: dict[str, str]) -> Opened:
     return Opened(worker, replace(resolved, not_applicable=tuple(not_applicable.items())), "driver")
 
 
-def start_for_session(config: Any, requested: str) -> tuple[AdapterWorker | DriverWorker, ResolvedAdapter]:
-    """pytest's worker or driver for the session, stopped when pytest unconfigures. The xdist controller only
-    needs the spec: its process stops at once (the xdist workers start their own)."""
-    opened = open_adapter(requested)
+def start_for_session(config: Any, requested: str, workers: int = 1) -> Opened:
+    """pytest's worker or driver for the session (``workers`` of them for a Python adapter: ``Opened.pool``),
+    stopped when pytest unconfigures. The xdist controller only needs the spec: its process stops at once
+    (the xdist workers start their own)."""
+    controller = getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")
+    opened = open_adapter(requested, workers=1 if controller else workers)
     config.add_cleanup(opened.close)
-    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+    if controller:
         opened.close()
-    return opened.worker, opened.resolved
+    return opened
 
 
 _POOL: OrderedDict[tuple[Any, ...], Opened] = OrderedDict()
 
 
-def shared(requested: str) -> Opened:
+def shared(requested: str, workers: int = 1) -> Opened:
     """A started worker for ``requested`` in this directory and import path, kept for the next call (a
     worker costs about a second to start; tests call ``run_conformance`` many times). A worker that died or
     hung between calls is replaced by its own ``run_scenario``; one whose adapter module changed on disk since
-    (an edit, then ``importlib.reload``) is not reused. ``close_shared`` stops them all."""
+    (an edit, then ``importlib.reload``) is not reused. ``close_shared`` stops them all. A new one starts with
+    its ``workers - 1`` others (``open_adapter``)."""
     key = (requested, os.getcwd(), tuple(sys.path), _module_stamp(requested))
     opened = _POOL.pop(key, None)
     if opened is None:
-        opened = open_adapter(requested)
+        opened = open_adapter(requested, workers=workers)
     _POOL[key] = opened
     while len(_POOL) > POOL_SIZE:
         _, oldest = _POOL.popitem(last=False)

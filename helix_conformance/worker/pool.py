@@ -139,10 +139,21 @@ class _Slot:
 class WorkerPool(RunPool["Ticket"]):
     """``size`` workers for one adapter; the first is the session's, already started."""
 
-    def __init__(self, first: AdapterWorker, size: int = 1) -> None:
-        self.slots = [_Slot(first)] + [
+    def __init__(
+        self, first: AdapterWorker, size: int = 1, spares: list[AdapterWorker] | None = None
+    ) -> None:
+        """``spares``: workers spawned beside ``first`` (``AdapterWorker.siblings``), their answer not read yet;
+        the pool's next members (beyond ``size``, closed)."""
+        spares = list(spares or [])
+        for extra in spares[max(size, 1) - 1 :]:
+            extra.close()
+        starting = [
+            _Slot(w, starting_until=time.monotonic() + HANDSHAKE_TIMEOUT_S)
+            for w in spares[: max(size, 1) - 1]
+        ]
+        self.slots = [_Slot(first), *starting] + [
             _Slot(AdapterWorker(first.adapter, sys_path=first.sys_path, cwd=first.cwd))
-            for _ in range(max(size, 1) - 1)
+            for _ in range(max(size, 1) - 1 - len(starting))
         ]
         self.backlog: list[Ticket] = []
         self.next_id = 0
@@ -200,6 +211,7 @@ class WorkerPool(RunPool["Ticket"]):
 
     def _dispatch(self) -> None:
         """Send queued runs to workers with room; start another worker when every started one is full."""
+        self._read_starting()
         while self.backlog:
             ticket = self.backlog[0]
             slot = self._room(ticket.urgent)
@@ -210,6 +222,20 @@ class WorkerPool(RunPool["Ticket"]):
                 return
             self.backlog.pop(0)
             self._send(slot, ticket)
+
+    def _read_starting(self) -> None:
+        """Take the answers starting workers have sent (a ``ready``), without waiting: a worker that is ready
+        gets runs now, not at the next wait."""
+        for slot in self.slots:
+            process = slot.worker.process
+            if slot.starting_until is None or process is None:
+                continue
+            try:
+                while select.select([process.reader.fd], [], [], 0)[0] and slot.starting_until is not None:
+                    process.reader.pump()
+                    self._messages(slot)
+            except (ChannelClosed, OSError):
+                self._closed(slot, process)
 
     def _room(self, urgent: bool) -> _Slot | None:
         ready = [s for s in self.slots if s.ready]
