@@ -88,10 +88,11 @@ def _configure(config: pytest.Config, name: str) -> None:
 
 def _workers(config: pytest.Config, options: dict[str, Any]) -> int:
     """The adapter's processes for this session: ``--helix-workers``, else ``default_size``; one where
-    nothing runs (``--collect-only``: the first resolves the adapter)."""
+    nothing runs (``--collect-only``, pytest-xdist's controller: the first resolves the adapter)."""
     from .worker.pool import default_size
 
-    if config.option.collectonly:
+    xdist_controller = getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")
+    if config.option.collectonly or xdist_controller:
         return 1
     return int(options["helix_workers"][0] or default_size(config))
 

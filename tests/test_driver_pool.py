@@ -64,10 +64,28 @@ def test_the_verdicts_are_those_of_one_driver() -> None:
     try:
         got = outcomes(drivers.run_scenario, scenarios, submit=drivers.submit)
         spawned = [w.spawned for w in drivers.workers]
+        ran = [w.next_id for w in drivers.workers]
     finally:
         drivers.close()
     assert got == expected
-    assert spawned == [1, 1], "the runs sent ahead went to the second driver too"
+    assert spawned == [1, 1]
+    assert all(ran), "the runs sent ahead went to the second driver too"
+
+
+def test_the_other_drivers_start_before_their_first_run_and_a_pool_closed_meanwhile_leaves_none() -> None:
+    """The others start as the pool is made (pytest collects meanwhile), not on their first run beside the
+    runs; a pool closed while they start ends them all."""
+    drivers = pool(size=2)
+    try:
+        _wait_until(lambda: drivers.workers[1].ready is not None)
+        assert [w.spawned for w in drivers.workers] == [1, 1]
+        assert drivers.workers[1].next_id == 0, "started, not by a run"
+    finally:
+        drivers.close()
+    assert all(w.process is None for w in drivers.workers)
+    closed_at_once = pool(size=3)
+    closed_at_once.close()
+    assert all(w.process is None for w in closed_at_once.workers)
 
 
 def test_a_driver_that_dies_is_its_runs_outcome_and_the_pool_goes_on() -> None:

@@ -54,13 +54,14 @@ class DriverTicket:
 
 
 class DriverPool(RunPool["DriverTicket"]):
-    """``size`` driver processes for one adapter, the session's (already started) first; the others start on
-    their first run."""
+    """``size`` driver processes for one adapter, the session's (already started) first; the others start at
+    once, each on its thread, while pytest collects (not on their first run, beside the runs)."""
 
     def __init__(self, first: DriverWorker, size: int = 1) -> None:
         self.workers = [first]
         self.threads: dict[DriverWorker, threading.Thread] = {}
         self.busy: dict[DriverWorker, DriverTicket] = {}
+        self.starting: set[DriverWorker] = set()
         self.backlog: list[DriverTicket] = []
         self.changed = threading.Condition()
         self.closing = False
@@ -128,7 +129,7 @@ class DriverPool(RunPool["DriverTicket"]):
                 )
                 ticket.finished.set()
             self.backlog.clear()
-            running = list(self.busy)
+            running = [*self.busy, *self.starting]
             self.changed.notify_all()
         for worker in running:
             process = worker.process
@@ -145,12 +146,28 @@ class DriverPool(RunPool["DriverTicket"]):
 
     # --- the threads -----------------------------------------------------------------------------------
 
+    def _start(self, worker: DriverWorker) -> None:
+        """Start a driver that is not started yet. A failure is not reported here: its first run starts it
+        again and says why it could not (``DriverWorker.run_scenario``)."""
+        with self.changed:
+            if self.closing or worker.process is not None:
+                return
+            self.starting.add(worker)  # ``close`` kills it as it kills a driver in a run
+        try:
+            worker.start()
+        except Exception:  # its first run starts it again and reports why it could not
+            pass
+        finally:
+            with self.changed:
+                self.starting.discard(worker)
+
     def _enqueue(self, ticket: DriverTicket) -> None:
         enqueue(self.backlog, ticket)
         self.changed.notify()
 
     def _serve(self, worker: DriverWorker) -> None:
         """One driver's loop: the next run, until the pool closes or this driver is no longer in it."""
+        self._start(worker)
         while True:
             with self.changed:
                 while not self.backlog and not self.closing and worker in self.workers:

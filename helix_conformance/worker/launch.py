@@ -154,10 +154,9 @@ def start_for_session(config: Any, requested: str, workers: int = 1) -> Opened:
     """pytest's worker or driver for the session (``workers`` of them for a Python adapter: ``Opened.pool``),
     stopped when pytest unconfigures. The xdist controller only needs the spec: its process stops at once
     (the xdist workers start their own)."""
-    controller = getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")
-    opened = open_adapter(requested, workers=1 if controller else workers)
+    opened = open_adapter(requested, workers=workers)
     config.add_cleanup(opened.close)
-    if controller:
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         opened.close()
     return opened
 
