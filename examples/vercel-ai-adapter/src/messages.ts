@@ -3,7 +3,7 @@
 import { jsonSchema, tool, type ModelMessage, type ToolSet } from 'ai';
 import type { LLMConfig, Message, Tool } from '@helix-conformance/driver';
 
-import { strictSchema } from './schema.js';
+import { anthropicStrictSchema, strictSchema } from './schema.js';
 import type { Provider } from './stop.js';
 
 type ProviderOptions = Record<string, Record<string, any>>;
@@ -91,9 +91,14 @@ export function toTools(tools: Tool[], provider: Provider, config: LLMConfig): T
     const last = index === tools.length - 1;
     set[t.name] = tool({
       description: t.description,
-      // TOOL-03: OpenAI strict tools need closed objects with every property required; the SDK sends them as given.
+      // TOOL-03: strict tools need closed objects (OpenAI: every property required too; Anthropic: what strict mode
+      // lacks moved into the description, as its official SDK does); the Vercel SDK sends them as given.
       inputSchema: jsonSchema(
-        (t.strict && provider === 'openai' ? strictSchema(t.inputSchema) : structuredClone(t.inputSchema)) as Parameters<typeof jsonSchema>[0],
+        (t.strict && provider === 'openai'
+          ? strictSchema(t.inputSchema)
+          : t.strict && provider === 'anthropic'
+            ? anthropicStrictSchema(t.inputSchema)
+            : structuredClone(t.inputSchema)) as Parameters<typeof jsonSchema>[0],
       ),
       ...(t.strict ? { strict: true } : {}),
       ...(last && provider === 'anthropic' && config.caching === 'auto' ? { providerOptions: EPHEMERAL } : {}),

@@ -153,3 +153,28 @@ test('an aborted signal: request_aborted, nothing sent', async () => {
   assert.equal(result.error.retryable, false);
   assert.equal(requests.length, count);
 });
+
+test('an Anthropic strict tool is sent as the official SDK transforms it: closed objects, bounds in the description', async () => {
+  const { anthropicStrictSchema } = await import('../dist/schema.js');
+  const sent = anthropicStrictSchema({
+    type: 'object',
+    properties: {
+      order_id: { type: 'string', pattern: '^ord_[0-9]+$' },
+      items: { type: 'array', minItems: 2, items: { type: 'object', properties: { qty: { type: 'integer', minimum: 1 } } } },
+    },
+    required: ['order_id'],
+  });
+  assert.deepEqual(sent, {
+    type: 'object',
+    properties: {
+      order_id: { type: 'string', description: '{pattern: "^ord_[0-9]+$"}' },
+      items: {
+        type: 'array',
+        items: { type: 'object', properties: { qty: { type: 'integer', description: '{minimum: 1}' } }, additionalProperties: false },
+        description: '{minItems: 2}',
+      },
+    },
+    additionalProperties: false,
+    required: ['order_id'],
+  });
+});
