@@ -149,6 +149,24 @@ def test_vercel_ai_adapter_gates_on_anthropic_with_its_known_bugs() -> None:
     ), done.stdout[-3000:]
 
 
+@pytest.mark.exhaustive  # three full suites through Node: about a minute (CI runs the anthropic slice above)
+@pytest.mark.parametrize(
+    ("entry", "profile"),
+    [("openai", "openai-chat"), ("anthropic", "anthropic-messages"), ("gemini", "gemini")],
+)
+def test_each_vercel_example_gates_green_on_its_full_suite_with_its_baseline(
+    entry: str, profile: str
+) -> None:
+    """The commands of the example's README, whole: its baseline lists exactly its known failures. A new failure
+    (a scenario added since) or an entry no check judges any more (a plan that changed) turns the gate red; CI runs
+    only a slice, so this is where either is seen."""
+    _example_installed()
+    baseline = f"--helix-baseline=examples/vercel-ai-adapter/baselines/{profile}.yaml"
+    done = _gate(f"node:examples/vercel-ai-adapter/{entry}.mjs", f"{profile}::", baseline)
+    assert done.returncode == 0, _red(done)
+    assert "VERDICT: PASS" in done.stdout
+
+
 TEMPLATE = ROOT / "examples" / "fetch-template-adapter"
 TEMPLATE_SLICE = (
     "text_basic or tool_call_parallel or finish_tool or thinking_text or http_429 or midstream_error or "
