@@ -89,10 +89,10 @@ def _configure(config: pytest.Config, name: str) -> None:
 def _workers(config: pytest.Config, options: dict[str, Any]) -> int:
     """The adapter's processes for this session: ``--helix-workers``, else ``default_size``; one where
     nothing runs (``--collect-only``, pytest-xdist's controller: the first resolves the adapter)."""
+    from .worker.launch import xdist_controller
     from .worker.pool import default_size
 
-    xdist_controller = getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")
-    if config.option.collectonly or xdist_controller:
+    if config.option.collectonly or xdist_controller(config):
         return 1
     return int(options["helix_workers"][0] or default_size(config))
 

@@ -253,11 +253,10 @@ class AdapterWorker:
         caller waits for this one's answer: pytest's process waits for the spec then, so the others start on
         a CPU that would idle, not later beside the runs (an SDK's import and pydantic builds: about a second
         of CPU each). Their answers are read by ``start`` or the pool (``pool.WorkerPool``)."""
-        process = self.process or self.spawn()
-        if count and process.keeper is not None and self.namespaces:
-            process.keeper.wait_hello(KEEPER_HELLO_S)  # the probe's verdict, so the others skip it
-            if process.keeper.confined:
-                AdapterWorker.namespaces_work = True
+        if self.process is None:
+            self.spawn()
+        if count and self.namespaces:
+            self._note_confinement()  # the probe's verdict, so the others skip it
         others = [AdapterWorker(self.adapter, sys_path=self.sys_path, cwd=self.cwd) for _ in range(count)]
         try:
             for other in others:
@@ -268,6 +267,14 @@ class AdapterWorker:
                 other.close()
             raise
         return others
+
+    def _note_confinement(self) -> None:
+        """Wait for the keeper's hello (sent before the worker imports anything); once a worker is confined,
+        the next keepers skip the namespace probe."""
+        if self.process is not None and self.process.keeper is not None:
+            self.process.keeper.wait_hello(KEEPER_HELLO_S)
+            if self.process.keeper.confined:
+                AdapterWorker.namespaces_work = True
 
     def start_failed(self, exc: BaseException) -> WorkerStartError:
         """The start error for a worker that did not answer its ``hello`` (killed here)."""
@@ -288,10 +295,7 @@ class AdapterWorker:
         if answer.get("type") != "ready" or not isinstance(answer.get("spec"), dict):
             self.kill()
             raise WorkerStartError(f"--adapter={self.adapter}: the worker answered {answer.get('type')!r}")
-        if self.process is not None and self.process.keeper is not None:
-            self.process.keeper.wait_hello(KEEPER_HELLO_S)  # sent before the worker imported anything
-            if self.process.keeper.confined:
-                AdapterWorker.namespaces_work = True
+        self._note_confinement()
         self.ready = answer
         return answer
 

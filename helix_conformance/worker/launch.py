@@ -156,9 +156,14 @@ def start_for_session(config: Any, requested: str, workers: int = 1) -> Opened:
     (the xdist workers start their own)."""
     opened = open_adapter(requested, workers=workers)
     config.add_cleanup(opened.close)
-    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+    if xdist_controller(config):
         opened.close()
     return opened
+
+
+def xdist_controller(config: Any) -> bool:
+    """pytest-xdist's controller: it collects and reports, its workers run the items."""
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
 
 
 _POOL: OrderedDict[tuple[Any, ...], Opened] = OrderedDict()

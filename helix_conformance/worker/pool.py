@@ -227,15 +227,22 @@ class WorkerPool(RunPool["Ticket"]):
         """Take the answers starting workers have sent (a ``ready``), without waiting: a worker that is ready
         gets runs now, not at the next wait."""
         for slot in self.slots:
-            process = slot.worker.process
-            if slot.starting_until is None or process is None:
-                continue
-            try:
-                while select.select([process.reader.fd], [], [], 0)[0] and slot.starting_until is not None:
-                    process.reader.pump()
-                    self._messages(slot)
-            except (ChannelClosed, OSError):
-                self._closed(slot, process)
+            if slot.starting_until is not None and slot.worker.process is not None:
+                self._drain(slot)
+
+    def _drain(self, slot: _Slot) -> bool:
+        """Read what the worker has written so far, without waiting, and handle it; False when its channel
+        ended (handled as its end)."""
+        process = slot.worker.process
+        assert process is not None
+        try:
+            while select.select([process.reader.fd], [], [], 0)[0]:
+                process.reader.pump()
+        except (ChannelClosed, OSError):
+            self._closed(slot, process)
+            return False
+        self._messages(slot)
+        return True
 
     def _room(self, urgent: bool) -> _Slot | None:
         ready = [s for s in self.slots if s.ready]
@@ -333,14 +340,8 @@ class WorkerPool(RunPool["Ticket"]):
             deadline = slot.deadline()
             if deadline is None or now <= deadline or slot.worker.process is None:
                 continue
-            reader = slot.worker.process.reader
-            try:  # what it said in time counts, even if pytest reads it late
-                while select.select([reader.fd], [], [], 0)[0]:
-                    reader.pump()
-            except (ChannelClosed, OSError):
-                self._closed(slot, slot.worker.process)
+            if not self._drain(slot):  # what it said in time counts, even if pytest reads it late
                 continue
-            self._messages(slot)
             if (deadline := slot.deadline()) is not None and now > deadline:
                 self._timed_out(slot)
 
