@@ -93,3 +93,30 @@ def test_a_strict_tool_that_drops_what_strict_mode_expresses_still_fails_tool02(
     sent = _anthropic().transform_schema(given)
     del sent["properties"]["unit"]["enum"]  # an enum strict mode supports, dropped
     assert _tool02(given, _sent(sent, strict=True))
+
+
+ORDER = {
+    "type": "object",
+    "properties": {
+        "order_id": {"type": "string", "pattern": "^ord_[0-9]+$"},
+        "n": {"type": "integer", "minimum": 1},
+    },
+    "required": ["order_id"],
+}
+"""A strict tool's schema with a ``pattern`` (the API supports simple ones; the SDK's transform drops them)."""
+
+
+def test_a_strict_tool_that_keeps_a_pattern_the_api_supports_passes() -> None:
+    sent = _anthropic().transform_schema(ORDER)
+    sent["properties"]["order_id"]["pattern"] = "^ord_[0-9]+$"
+    assert _tool02(ORDER, _sent(sent, strict=True)) == []
+    assert _tool02(ORDER, _sent(_anthropic().transform_schema(ORDER), strict=True)) == []
+
+
+def test_a_strict_tool_that_sends_another_pattern_fails_tool02() -> None:
+    sent = _anthropic().transform_schema(ORDER)
+    sent["properties"]["order_id"]["pattern"] = "^[0-9]+$"
+    assert _tool02(ORDER, _sent(sent, strict=True))
+    moved = _anthropic().transform_schema({**ORDER, "properties": {"order_id": {"type": "string"}}})
+    moved["properties"]["order_id"]["pattern"] = "^ord_[0-9]+$"  # a pattern the input schema does not have
+    assert _tool02({**ORDER, "properties": {"order_id": {"type": "string"}}}, _sent(moved, strict=True))

@@ -403,7 +403,7 @@ class AnthropicMessagesProfile(WireProfile):
         return False  # a strict tool keeps its `required` list (anthropic_strict.py)
 
     def inexpressible(self, tool: DecodedTool) -> Callable[[Any], Any] | None:
-        return anthropic_strict.without_strict_inexpressible if tool.strict else None
+        return anthropic_strict.relaxed_for(tool.parameters) if tool.strict else None
 
     def tool_problems(self, tool: DecodedTool) -> list[str]:
         problems = []
