@@ -51,9 +51,29 @@ def _expected_history(ctx: CheckContext) -> list[Any]:
     return ctx.profile.expected_history(ctx.scenario.messages)
 
 
+def _sent_history(ctx: CheckContext, given: list[Any]) -> list[Any]:
+    """The first request's conversation in canonical form, read against ``given``. Where the provider rejects
+    empty text (the request reports it), an empty message sent is MSG-06's failure alone: the clauses that
+    compare the conversation read it without that message, so one cause is one failure."""
+    request = _first_request(ctx)
+    messages = request.messages
+    if request.empty_text:
+        messages = [m for m in messages if not _empty(m)]
+    return _joined_systems_split(given, [_canonical(m) for m in messages])
+
+
+def _empty(message: Any) -> bool:
+    """A user message of empty text, or an assistant one with nothing else (no tool calls, no thinking)."""
+    if isinstance(message, UserMessage):
+        return message.content == ""
+    return isinstance(message, AssistantMessage) and not (
+        message.content or message.tool_calls or message.thinking
+    )
+
+
 def _messages_of(ctx: CheckContext, kind: type) -> tuple[list[Any], list[Any]]:
     given_all = [_canonical(m) for m in _expected_history(ctx)]
-    sent_all = _joined_systems_split(given_all, [_canonical(m) for m in _first_request(ctx).messages])
+    sent_all = _sent_history(ctx, given_all)
     given = [m for m, raw in zip(given_all, _expected_history(ctx)) if isinstance(raw, kind)]
     sent = [m for m in sent_all if m[0] == _canonical_kind(kind)]
     return given, sent
@@ -188,7 +208,7 @@ def tool_results_linked_by_id(ctx: CheckContext) -> None:
 def order_preserved_nothing_dropped(ctx: CheckContext) -> None:
     given = [_canonical(m) for m in _expected_history(ctx)]
     request = _first_request(ctx)
-    sent = _joined_systems_split(given, [_canonical(m) for m in request.messages])
+    sent = _sent_history(ctx, given)
     if given != sent:
         fail(
             ctx,
@@ -202,9 +222,10 @@ def order_preserved_nothing_dropped(ctx: CheckContext) -> None:
 
 
 def _has_empty_text(scenario: Any, profile: Any) -> bool:
-    """An assistant turn of tool calls alone, or an empty user message: where adapters send empty text."""
+    """An assistant turn of tool calls alone or of nothing, or an empty user message: where adapters send
+    empty text."""
     return sends_request(scenario, profile) and any(
-        (isinstance(m, AssistantMessage) and m.tool_calls and not m.content)
+        (isinstance(m, AssistantMessage) and not m.content)
         or (isinstance(m, UserMessage) and m.content == "")
         for m in scenario.messages
     )
