@@ -31,6 +31,11 @@ DECLARED: list[tuple[str, str, str]] = [
     ),
     (
         "docs/contract.md",
+        r"a `minItems` of 0 or 1",
+        "the array bound Anthropic's strict mode supports, quoted from its structured-outputs limitations",
+    ),
+    (
+        "docs/contract.md",
         r"passes 4, which the API",
         "Anthropic's documented limit of 4 cache breakpoints, quoted",
     ),
