@@ -99,7 +99,8 @@ def isolate(
             )
             return in_process_isolation(spec, None, why)
     assert name is not None
-    from .worker.launch import default_workers, shared
+    from .worker.launch import shared
+    from .worker.pool import default_workers
 
     try:
         opened = shared(name, workers or default_workers())

@@ -61,7 +61,9 @@ def _default_workers(xdist: bool) -> Callable[[], str]:
         from helix_conformance.worker.pool import default_size
 
         config = SimpleNamespace(option=SimpleNamespace(numprocesses=2 if xdist else None))
-        source = inspect.getsource(default_size)
+        from helix_conformance.worker.pool import default_workers
+
+        source = inspect.getsource(default_workers)
         assert "cpu_count() or 1) >= 2" in source, "the docs say: two workers on two or more CPUs"
         return str(default_size(config)) if xdist else "2"
 

@@ -15,7 +15,7 @@ import pytest
 from helix_conformance.standalone import ConformanceUsageError
 from helix_conformance.testing import run_conformance
 from helix_conformance.worker import launch
-from helix_conformance.worker.pool import WorkerPool
+from helix_conformance.worker.pool import WorkerPool, default_workers
 
 NEEDS_AN_SDK = """
 import dataclasses
@@ -99,12 +99,12 @@ def test_the_default_is_two_workers_and_one_inside_a_pytest_xdist_worker(
 ) -> None:
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-    assert launch.default_workers() == 2
+    assert default_workers() == 2
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
-    assert launch.default_workers() == 1
+    assert default_workers() == 1
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
-    assert launch.default_workers() == 1
+    assert default_workers() == 1
     report = run_conformance("openai", scenarios=["text_basic"], clauses=["RES-01"])
     assert report["settings"]["helix_workers"] == {"value": 1, "source": "default"}
 

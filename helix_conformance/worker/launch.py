@@ -97,14 +97,6 @@ def pool_for(
     return DriverPool(worker, size)
 
 
-def default_workers() -> int:
-    """``run_conformance``'s workers, as ``--helix-workers`` defaults: two where two CPUs are free for them,
-    one inside a pytest-xdist worker (xdist uses the CPUs)."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        return 1
-    return 2 if (os.cpu_count() or 1) >= 2 else 1
-
-
 def open_adapter(requested: str, *, cwd: str | None = None, workers: int = 1) -> Opened:
     """Start the adapter's process and resolve the adapter in it; AdapterNotFound (a one-line usage error)
     when it cannot be found or started. The caller closes it. A Python adapter's other ``workers - 1``

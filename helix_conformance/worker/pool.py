@@ -55,8 +55,17 @@ AHEAD_PER_WORKER = 4
 
 
 def default_size(config: Any) -> int:
-    """Two workers where two CPUs are free for them; one in each pytest-xdist worker (xdist uses the CPUs)."""
+    """Two workers where two CPUs are free for them; one in each pytest-xdist worker, and in a session started
+    from inside one (a test's pytest subprocess): xdist uses the CPUs."""
     if hasattr(config, "workerinput") or getattr(config.option, "numprocesses", None):
+        return 1
+    return default_workers()
+
+
+def default_workers() -> int:
+    """Workers where no pytest option says otherwise (``run_conformance``'s too): two where two CPUs are free
+    for them, one inside a pytest-xdist worker's process or its children (xdist uses the CPUs)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
         return 1
     return 2 if (os.cpu_count() or 1) >= 2 else 1
 
