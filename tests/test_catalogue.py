@@ -69,3 +69,20 @@ def test_scenario_docs_are_current() -> None:
     assert path.read_text(encoding="utf-8") == render(), (
         "docs/scenarios.md is stale: python -m helix_conformance.scenarios.docs > docs/scenarios.md"
     )
+
+
+def test_a_check_module_imported_again_replaces_its_checks_and_a_second_check_is_refused() -> None:
+    """A pytest run in-process drops the modules it imported, so the next one imports the checks again (it
+    failed with "clause HARN-01 already has a check" in the run after); another check for a clause is an error."""
+    import importlib
+
+    import pytest
+
+    from helix_conformance.checks import registry
+
+    load_all_checks()
+    module = importlib.import_module(registry.REGISTRY["HARN-01"].func.__module__)
+    importlib.reload(module)
+    assert registry.REGISTRY["HARN-01"].func is getattr(module, registry.REGISTRY["HARN-01"].func.__name__)
+    with pytest.raises(RuntimeError, match="HARN-01 already has a check"):
+        registry.check("HARN-01")(lambda ctx: None)

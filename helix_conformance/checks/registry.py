@@ -103,6 +103,12 @@ def _always(scenario: Scenario, profile: WireProfile) -> bool:
     return True
 
 
+def _origin(func: Callable[..., Any]) -> tuple[str, str]:
+    """Where a check is defined: its module and name. A module imported again (a pytest run in-process drops
+    the modules it imported; ``importlib.reload``) defines the same check anew."""
+    return getattr(func, "__module__", ""), getattr(func, "__qualname__", "")
+
+
 def check(
     clause: str,
     *,
@@ -116,8 +122,9 @@ def check(
     get_clause(clause)
 
     def register(func: Callable[[Any], None]) -> Callable[[Any], None]:
-        if clause in REGISTRY:
-            raise RuntimeError(f"clause {clause} already has a check: {REGISTRY[clause].name}")
+        known = REGISTRY.get(clause)
+        if known is not None and _origin(known.func) != _origin(func):  # the same one re-imported replaces it
+            raise RuntimeError(f"clause {clause} already has a check: {known.name}")
         REGISTRY[clause] = Check(
             clause, func, applies, frozenset(requires), needs_result, when_undeclared, ahead
         )

@@ -151,7 +151,7 @@ class OutcomeLog:
     def clause_status(self, clause: str) -> Status:
         """The worst outcome of the clause over its scenarios; skipped if none ran. ``stale``: the clause
         holds everywhere, but a baseline entry still lists it (that fails the gate, nothing is broken)."""
-        return worst(o.status for o in self.by_clause()[clause])
+        return worst(o.status for o in self.items.values() if o.clause == clause)
 
 
 def _xfail_reason(report: Any) -> str:
