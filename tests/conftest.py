@@ -10,6 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# yaml is imported here, before any in-process pytest run, which drops the modules it imported: PyYAML's C parser
+# keeps the first yaml module's node classes, and a run that imported yaml again would tag no node
+import yaml  # noqa: F401
 from hypothesis import settings
 from plugin_runs import ADAPTERS, clear_helix_environment
 
