@@ -52,12 +52,14 @@ def _expected_history(ctx: CheckContext) -> list[Any]:
 
 
 def _sent_history(ctx: CheckContext, given: list[Any]) -> list[Any]:
-    """The first request's conversation in canonical form, read against ``given``. Where the provider rejects
-    empty text (the request reports it), an empty message sent is MSG-06's failure alone: the clauses that
-    compare the conversation read it without that message, so one cause is one failure."""
+    """The first request's conversation in canonical form, read against ``given``. Where MSG-06 judges the
+    scenario and the request carries empty text the provider rejects, an empty message sent is MSG-06's failure
+    alone: the clauses that compare the conversation read it without that message, so one cause is one failure.
+    (An empty assistant turn, ``system_multiturn``'s, stays MSG-05's: MSG-06 is not widened to it, as Gemini's
+    evidence on blank text parts is mixed and LangChain and pydantic-ai send one there.)"""
     request = _first_request(ctx)
     messages = request.messages
-    if request.empty_text:
+    if request.empty_text and _has_empty_text(ctx.scenario, ctx.profile):
         messages = [m for m in messages if not _empty(m)]
     return _joined_systems_split(given, [_canonical(m) for m in messages])
 
@@ -222,10 +224,9 @@ def order_preserved_nothing_dropped(ctx: CheckContext) -> None:
 
 
 def _has_empty_text(scenario: Any, profile: Any) -> bool:
-    """An assistant turn of tool calls alone or of nothing, or an empty user message: where adapters send
-    empty text."""
+    """An assistant turn of tool calls alone, or an empty user message: where adapters send empty text."""
     return sends_request(scenario, profile) and any(
-        (isinstance(m, AssistantMessage) and not m.content)
+        (isinstance(m, AssistantMessage) and m.tool_calls and not m.content)
         or (isinstance(m, UserMessage) and m.content == "")
         for m in scenario.messages
     )

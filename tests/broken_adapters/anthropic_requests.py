@@ -287,7 +287,7 @@ ADAPTERS: list[BrokenAdapter] = [
     broken_anthropic(
         "anthropic_sends_empty_assistant_turn",
         SendsEmptyAssistantTurn,
-        "MSG-06",
+        "MSG-05",
         ["system_multiturn"],
         'Sends an empty assistant turn as is (content "") instead of leaving it out.',
     ),
