@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+
+import pytest
+
+from helix_conformance.checks import registry
 from helix_conformance.checks.registry import load_all_checks
 from helix_conformance.clauses import CLAUSES
 from helix_conformance.contract import CAPABILITIES
@@ -74,12 +79,6 @@ def test_scenario_docs_are_current() -> None:
 def test_a_check_module_imported_again_replaces_its_checks_and_a_second_check_is_refused() -> None:
     """A pytest run in-process drops the modules it imported, so the next one imports the checks again (it
     failed with "clause HARN-01 already has a check" in the run after); another check for a clause is an error."""
-    import importlib
-
-    import pytest
-
-    from helix_conformance.checks import registry
-
     load_all_checks()
     module = importlib.import_module(registry.REGISTRY["HARN-01"].func.__module__)
     importlib.reload(module)

@@ -155,7 +155,7 @@ class DriverPool(RunPool["DriverTicket"]):
             self.starting.add(worker)  # ``close`` kills it as it kills a driver in a run
         try:
             worker.start()
-        except Exception:
+        except Exception:  # its first run starts it again and reports why it could not
             pass
         finally:
             with self.changed:
