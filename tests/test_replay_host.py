@@ -727,6 +727,70 @@ def test_a_wakeup_posted_while_the_threads_are_looked_at_is_served_not_reported_
         loop.close()
 
 
+def test_bytes_read_while_the_threads_are_looked_at_are_not_reported_with_that_look(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reader thread that takes the host's bytes just after the look at the threads found it waiting must not
+    be reported as "every byte read, no thread at work": the host would pass STR-02's hold while the thread still
+    parses the chunks before it, and the run read as callbacks buffered (bedrock-boto3 under CI's load). The
+    counts go with the report as they were before the look."""
+    from helix_conformance.replay import virtual_selector
+    from helix_conformance.replay.clock import VirtualTimeLoop
+    from helix_conformance.replay.link import Answer
+
+    wire = {"sent": 120, "read": 0}
+    monkeypatch.setattr(virtual_selector, "connections", lambda: [[4242, 80, wire["read"]]], raising=False)
+
+    class RecordingLink:
+        def __init__(self) -> None:
+            self.reports: list[tuple[Any, bool]] = []
+
+        def idle(self, *args: Any, busy: bool = False, conns: Any = None, **kwargs: Any) -> Answer:
+            self.reports.append((conns if conns is not None else virtual_selector.connections(), busy))
+            return Answer("wait")
+
+    loop = VirtualTimeLoop()
+    link = RecordingLink()
+    loop.link = link  # type: ignore[assignment]
+
+    def consumed_then_read() -> bool:
+        wire["read"] = wire["sent"]  # the reader thread, woken, takes the bytes right after it was looked at
+        return True
+
+    loop.consumed = consumed_then_read  # type: ignore[method-assign]
+    done = loop.create_future()
+    try:
+        loop.call_later(0.05, lambda: done.set_result(None))
+        loop.run_until_complete(done)
+        assert link.reports
+        conns, busy = link.reports[0]
+        assert (conns, busy) == ([[4242, 80, 0]], False), "the counts were taken after the threads"
+    finally:
+        loop.close()
+
+
+def test_a_socket_counted_before_it_connects_is_named_by_its_port_once_it_has_one() -> None:
+    """The loop's report may be written while a thread's socket is adopted but not connected yet (boto3 opening
+    its next connection): it is reported as being set up, not as port 0 for good (the host never found port 0,
+    served the connection unlinked, and the run's reports never settled: a false ERR-04 timeout)."""
+    from helix_conformance.replay import link as counted
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    try:
+        with counted.counting(port):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            counted._adopt(sock)  # what ``connect`` does first, before the kernel binds a port
+            try:
+                assert [c[0] for c in counted.connections() if c[1:] == [0, 0]] == [None]
+                sock.connect(("127.0.0.1", port))
+                assert [sock.getsockname()[1], 0, 0] in counted.connections()
+            finally:
+                sock.close()
+    finally:
+        server.close()
+
+
 @pytest.mark.parametrize("profile_name", ["openai-chat", "anthropic-messages", "bedrock-converse", "custom"])
 def test_the_service_serves_a_plan_without_the_contract_or_the_scenarios(profile_name: str) -> None:
     """The service starts once per pytest run (and once per pytest run a test starts: 145 in the project's

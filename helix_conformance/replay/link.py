@@ -174,10 +174,13 @@ def _adopt(sock: socket.socket) -> None:
 
 
 def _bound(sock: socket.socket) -> None:
+    """Learn the socket's local port, once it has one: a socket adopted by a thread that has not called
+    ``connect`` yet is unbound (port 0), and a 0 kept here named the connection wrongly in every report after
+    (the host then served it unlinked, in real time: a false ERR-04 timeout under load)."""
     counts = _counts.get(sock)
     if counts is not None and counts.port is None:
         with contextlib.suppress(OSError):
-            counts.port = int(sock.getsockname()[1])
+            counts.port = int(sock.getsockname()[1]) or None
 
 
 def _note_refused(sock: socket.socket, address: Any) -> None:
@@ -337,16 +340,18 @@ class Link:
         beyond: bool = False,
         sleeping: bool = False,
         busy: bool = False,
+        conns: list[list[Any]] | None = None,
     ) -> Answer:
         """The adapter's side is idle: its next timer is ``timer`` s away (None: none); ``beyond``: that
         timer is at or past the step's limit; ``jump``: the clock may jump (no job or socket of its own at
-        work); ``busy``: a thread of the adapter's is at work, so only a stall's credit may be offered."""
+        work); ``busy``: a thread of the adapter's is at work, so only a stall's credit may be offered.
+        ``conns``: the byte counts (``connections()``) taken before ``busy`` was (now when None)."""
         return self._ask(
             {
                 "t": "idle",
                 "run": self.token,
                 **self._events(),
-                "conns": connections(),
+                "conns": connections() if conns is None else conns,
                 "timer": timer,
                 "beyond": beyond,
                 "jump": jump,
