@@ -169,7 +169,9 @@ class VirtualSelector(selectors.BaseSelector):
                 answer = loop.obey(link.jump(answer, answer.d))
             else:
                 conns, consumed = self._counts_then_threads(loop)
-                answer = loop.obey(link.idle(delay, jump=False, beyond=beyond, busy=not consumed, conns=conns))
+                answer = loop.obey(
+                    link.idle(delay, jump=False, beyond=beyond, busy=not consumed, conns=conns)
+                )
         kind = answer.kind
         if kind == "advanced":
             loop.skipped_s += answer.d
