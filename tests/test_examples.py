@@ -119,3 +119,38 @@ def test_the_examples_left_out_of_the_full_runs_are_run_whole_elsewhere() -> Non
         assert copied is not None, f"the guide no longer copies {source}: run {name} whole in this file again"
         whole = [c for c in commands[copied:] if "pytest --adapter=" in c and " -k" not in c]
         assert whole, f"the guide no longer runs the whole suite after copying {source}"
+
+
+BUFFERED_BOTO3 = '''
+"""The bedrock-boto3 example, broken: its reader thread hands the events over only once the stream has ended."""
+import dataclasses
+
+from helix_bedrock_boto3_adapter import _adapter, spec as example
+
+
+def _read_all_then_hand_over(self):
+    response = self.client.converse_stream(**self.arguments)
+    self.stream = response["stream"]
+    events = list(self.stream)
+    for event in events:
+        self.loop.call_soon_threadsafe(self.events.put_nowait, ("event", event))
+    self.loop.call_soon_threadsafe(self.events.put_nowait, ("end", None))
+
+
+_adapter._Call._read = _read_all_then_hand_over
+spec = dataclasses.replace(example, name="buffered-boto3")
+'''
+
+
+@pytest.mark.slow
+def test_a_sync_client_that_buffers_in_its_thread_fails_str_02(pytester: pytest.Pytester) -> None:
+    """The dual of the idle report's order (tests/test_replay_host.py): a reader thread that parses the whole
+    stream before handing anything to the loop is still caught as buffered, on the Bedrock recordings the example
+    passes whole (``test_example_passes_the_full_suite``)."""
+    _require_installed("bedrock-boto3")
+    pytester.makepyfile(buffered_boto3=BUFFERED_BOTO3)
+    result = run(pytester, "--adapter=buffered_boto3:spec", "-q", "-k", "test_bedrock_model_stream and STR-")
+    text = output(result)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, text[-4000:]
+    failed = {line.split("::")[-1].split("]")[0] for line in text.splitlines() if line.startswith("FAILED")}
+    assert failed == {"STR-02"}, text[-4000:]
