@@ -38,6 +38,7 @@ from .idle_threads import abandon, current_frames, thread_is_idle
 from .interactions import ReplayInteraction
 from .link import Link, LinkAddress, counting, link_to
 from .pending import adapter_work, track_task_origins
+from .seeds import seeded_random
 from .trace import Trace
 from .transport import Redirect, Server, intercept
 
@@ -271,6 +272,7 @@ def run_adapter(job: AdapterJob, spec: AdapterSpec) -> ScenarioRun:
         with (
             provider_keys_hidden((spec.api_key_env,)),
             counting(job.link.http_port, job.link.refusing_port),
+            seeded_random(job.scenario_id),
         ):
             _execute(run, job, spec, context, controller, redirect, link=link)
     finally:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -49,9 +48,10 @@ WORKER_GRACE_S = 3.0
 HANDSHAKE_TIMEOUT_S = 120.0
 """Importing an adapter (an SDK, pydantic models) can take a while on a cold, busy machine."""
 STOP_GRACE_S = 1.0
-HASH_SEED = os.environ.get("PYTHONHASHSEED") or str(random.randrange(1, 2**32 - 1))
-"""One string-hash seed for every worker of this process: runs of a scenario compared with each other
-(STR-10, RES-12) may come from different workers (worker/pool.py), and set order follows the seed."""
+HASH_SEED = os.environ.get("PYTHONHASHSEED") or "0"
+"""One string-hash seed for every worker, the same every session unless the environment sets one: runs of a
+scenario compared with each other (STR-10, RES-12) may come from different workers (worker/pool.py), and an
+adapter's set order follows the seed, so a random one could change its verdict from one session to the next."""
 PIPE_BYTES = 1 << 20
 """Pipe capacity asked for each channel (the unprivileged maximum on Linux by default)."""
 KEEPER_HELLO_S = 5.0

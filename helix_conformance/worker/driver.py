@@ -23,6 +23,7 @@ from ..profiles.base import WireProfile
 from ..replay.interactions import ReplayInteraction
 from ..replay.judging import Staged, assemble, collect, stage_run
 from ..replay.runner import REPLAY_API_KEY, RunOptions, ScenarioRun, adapter_timeout
+from ..replay.seeds import run_seed
 from ..replay.service import HostAddress, ReplayServiceError, replay_service
 from ..replay.trace import Trace
 from ..scenarios.model import Scenario
@@ -251,6 +252,7 @@ class DriverWorker:
             abortOnTextDelta=options.abort_on_text_delta,
             steps=options.steps,
             lateWaitMs=round(options.late_wait_s * 1000, 3),
+            seed=run_seed(scenario.id),
             replay={
                 "httpPort": link.http_port,
                 "controlPort": link.control_port,

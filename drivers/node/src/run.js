@@ -5,6 +5,7 @@ import { recordingCallbacks } from './callbacks.js';
 import { real } from './clock.js';
 import { Encoder, encodeRaised, safeString } from './encode.js';
 import { buildInput, snapshotInput } from './input.js';
+import { seedRandom } from './seed.js';
 
 /** The name of NT-03's abort, on the channel (`abort_sent`) and the link (worker/driver.py says the same). */
 const CANCELLED_BY_HARNESS = 'cancelled by the harness';
@@ -29,6 +30,7 @@ const LATE_TURNS = 8;
  */
 export async function executeRun(message, loaded, send, state, link) {
   const id = message.id;
+  seedRandom(message.seed);
   const encoder = new Encoder();
   const controller = state.controller;
   if (message.abortBefore && controller) controller.abort(abortReason('aborted before the step started'));

@@ -122,6 +122,15 @@ describe('runs', () => {
     assert.deepEqual(returned.map((m) => [m.step, m.inputBefore.messages.length]), [[0, 4], [1, 4]]);
   });
 
+  test("Math.random draws from the run's seed: the same numbers for the same seed, whatever ran before", async () => {
+    const draws = async (id, fields) => (await driver.run(id, fields)).find((m) => m.type === 'returned').result.seen.draws;
+    const first = await draws('s1', { seed: 1147454752 });
+    await draws('s2', { seed: 7 });
+    assert.deepEqual(await draws('s3', { seed: 1147454752 }), first);
+    assert.notDeepEqual(await draws('s4', { seed: 7 }), first);
+    assert.ok(first.every((x) => x >= 0 && x < 1));
+  });
+
   test('sync callbacks report no settling; none hands no callbacks', async () => {
     assert.deepEqual(kinds(await driver.run('s1', { callbacks: 'sync' })), ['callback', 'callback', 'callback', 'returned', 'done']);
     const none = await driver.run('s2', { callbacks: 'none' });
