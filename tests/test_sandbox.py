@@ -16,13 +16,32 @@ from typing import Any
 import pytest
 from plugin_runs import assert_no_crash, output, run
 
-from helix_conformance.worker.sandbox import probe_namespaces
-
 # slow: attacks on the sandbox, each in a pytest run of its own: rarely changed, seconds each
 pytestmark = pytest.mark.slow
 
-NAMESPACES = probe_namespaces() is None
-needs_namespaces = pytest.mark.skipif(not NAMESPACES, reason=f"no user namespaces here: {probe_namespaces()}")
+
+def _why_no_namespaces() -> str | None:
+    """The keeper's probe (``sandbox.probe_namespaces``), run where the keeper runs it: in a process of its own
+    with one thread. Forking pytest's (an xdist worker has threads) to probe was unsafe, as Python 3.12+ warns."""
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from helix_conformance.worker.sandbox import probe_namespaces as p; print(p() or '')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if probe.returncode != 0:
+        return f"the probe failed: {probe.stderr.strip()[-500:]}"
+    return probe.stdout.strip() or None
+
+
+WHY_NO_NAMESPACES = _why_no_namespaces()
+NAMESPACES = WHY_NO_NAMESPACES is None
+needs_namespaces = pytest.mark.skipif(not NAMESPACES, reason=f"no user namespaces here: {WHY_NO_NAMESPACES}")
 
 HOSTILE = r'''
 import ctypes, dataclasses, json, os, select, signal, socket, struct, sys, threading, time
