@@ -7,6 +7,7 @@
     python benchmarks/run.py --runs --before REV --rounds 1   # runs per suite and wall, every Python adapter
     python benchmarks/run.py --typescript --before REV --rounds 1   # the TypeScript examples vs their references
     python benchmarks/run.py --tests --rounds 1        # the project's test command vs every test (20 min a round)
+    python benchmarks/run.py --shards --rounds 1       # 2 and 4 shards merged vs one run (openai, openai-sdk)
 
 Every compared figure is measured side by side in the same run, interleaved; values are medians of the
 rounds with their spread (±), and the last line says how noisy the machine was. See benchmarks/README.md
@@ -27,6 +28,7 @@ from parsing import parsing_rows
 from plugin_cost import plugin_rows
 from replay_bench import replay_rows
 from runs_bench import TYPESCRIPT, runs_rows
+from shards_bench import shards_rows
 from speed_bench import speed_rows
 from suite_bench import suite_rows
 from tests_bench import tests_rows
@@ -72,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the project's tests: the README's test command, the slow tests and every test, side by side",
     )
+    parser.add_argument(
+        "--shards",
+        action="store_true",
+        help="only the shard rows: 2 and 4 shards run one after another and merged, against one run "
+        "(default adapters: openai, openai-sdk)",
+    )
     args = parser.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 3)
     adapters = args.adapters or (["mock"] if args.quick else REFERENCE_ADAPTERS)
@@ -85,9 +93,11 @@ def main(argv: list[str] | None = None) -> int:
         lambda: parsing_rows(PROVIDERS, events, rounds if args.quick else rounds + 2),
         lambda: replay_rows(events, rounds),
     ]
-    if args.speed or args.drivers is not None or args.runs or args.typescript or args.tests:
+    if args.speed or args.drivers is not None or args.runs or args.typescript or args.tests or args.shards:
         producers = []
-    if args.tests:  # minutes per round: only on request
+    if args.shards:
+        producers.append(lambda: shards_rows(rounds, args.adapters))
+    elif args.tests:  # minutes per round: only on request
         producers.append(lambda: tests_rows(rounds))
     elif args.runs:
         producers.append(lambda: runs_rows(rounds, args.before, args.adapters))

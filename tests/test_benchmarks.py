@@ -69,3 +69,53 @@ def test_every_area_is_measured(quick_run: subprocess.CompletedProcess[str]) -> 
         assert area in figures, f"no row for {area!r}"
     for provider in ("openai", "anthropic", "gemini"):
         assert f"parse {provider}" in figures
+
+
+def test_shards_merged_give_the_one_runs_verdict_and_the_slowest_shards_time(tmp_path: Path) -> None:
+    """``--shards``: the mock adapter's one run against 2 and 4 shards, each a pytest of its own, merged."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "run.py"),
+            "--shards",
+            "--rounds",
+            "1",
+            "--adapters",
+            "mock",
+        ],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {row[0]: row for row in _table(done.stdout)[2:]}
+    assert "mock: one run (wall)" in rows, rows
+    for count in (2, 4):
+        row = rows[f"mock: {count} shards merged, slowest shard (wall)"]
+        assert "same verdict and outcomes" in row[1], row
+        assert row[4] == "yes", row
+
+
+def test_a_merged_report_that_differs_from_the_one_run_is_said_outcome_by_outcome() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from shards_bench import _differences
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+
+    def report(verdict: str, outcome: str) -> dict[str, object]:
+        result = {
+            "clause": "STOP-01",
+            "scenario": "stop_max_tokens",
+            "profile": "openai-chat",
+            "outcome": outcome,
+        }
+        return {"verdict": verdict, "results": [result]}
+
+    assert _differences(report("pass", "passed"), report("pass", "passed")) == []
+    assert _differences(report("fail", "failed"), report("pass", "passed")) == [
+        "verdict pass (one run: fail)",
+        "STOP-01::stop_max_tokens::openai-chat: passed (one run: failed)",
+    ]
