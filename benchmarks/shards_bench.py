@@ -59,9 +59,8 @@ def _differences(one: dict[str, Any], merged: dict[str, Any]) -> list[str]:
 
 def shards_rows(rounds: int, names: Sequence[str] | None = None) -> tuple[list[Row], list[Samples]]:
     wanted = list(names or DEFAULT_ADAPTERS)
-    known = [
-        n for n in wanted if n in REFERENCE_OF or n in TYPESCRIPT
-    ]  # others (mock, a module) need nothing
+    # Only the names runs_bench knows may need something installed; others (mock, a module) are run as given.
+    known = [n for n in wanted if n in REFERENCE_OF or n in TYPESCRIPT]
     resolvable = set(available(known)) if known else set()
     chosen = [n for n in wanted if n not in known or n in resolvable]
     rows: list[Row] = []
