@@ -40,7 +40,8 @@ adapter of this profile is judged on them:
   chunk (OpenRouter; a usage chunk, so it implies ``usage_chunk``);
 * ``empty_refusal``: every delta carries ``"refusal": ""`` (Snowflake);
 * ``sse_framing``: what the SSE standard allows and OpenAI never sends: a byte-order mark, lines ended by a
-  lone CR, ``id:`` and ``event: message`` lines on every event and a ``retry:`` line;
+  lone CR, ``id:`` and ``event: message`` lines on every event, a ``retry:`` line and ``data:`` lines with no
+  space after the colon;
 * ``two_choices``: a second choice (``index: 1``) streams beside the first, chunk for chunk, as the API does
   for a request with ``n: 2`` ("How many chat completion choices to generate for each input message",
   https://platform.openai.com/docs/api-reference/chat/create); it ends with ``length`` where the first ends
@@ -357,13 +358,21 @@ def _other_answer(piece: str) -> str:
 
 
 def _sse_framing(events: list[str]) -> str:
-    """The events as the SSE standard also allows: a BOM, ``id:``/``event:`` lines, one ``retry:``, lone CRs."""
+    """The events as the SSE standard also allows: a BOM, ``id:``/``event:`` lines, one ``retry:``, lone CRs,
+    ``data:`` with no space before its value."""
     framed = []
     for n, event in enumerate(events, start=1):
         lines = [SSE_RETRY] if n == 1 else []
-        lines += [f"id: {n}", "event: message", *event.rstrip("\n").split("\n")]
+        data = [_no_space(line) for line in event.rstrip("\n").split("\n")]
+        lines += [f"id: {n}", "event: message", *data]
         framed.append("\r".join(lines) + "\r\r")
     return "\ufeff" + "".join(framed)
+
+
+def _no_space(line: str) -> str:
+    """``data:{...}``: the space after the colon is optional (the standard strips one if present), and servers
+    behind Spring's SSE writer and LongCat send none (``compat_sse_framing``'s evidence)."""
+    return "data:" + line.removeprefix("data: ") if line.startswith("data: ") else line
 
 
 # --- reading one rendered event back as the SDK's ChatCompletionChunk (the project's cassette tests) --------

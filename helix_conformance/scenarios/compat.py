@@ -467,13 +467,18 @@ SCENARIOS += (
         id="compat_sse_framing",
         preconditions=quirk_of(
             "sse-framing",
-            why="SSE framing the standard allows and OpenAI never sends (a BOM, lone CRs, `id:`/`event:`/`retry:` lines)",
+            why="SSE framing the standard allows and OpenAI never sends (a BOM, lone CRs, `id:`/`event:`/`retry:` "
+            "lines, `data:` with no space)",
             evidence=(
                 "https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation",
+                "https://github.com/openai/openai-python/issues/498 (a proxy on Spring's SSE writer: `data:` "
+                "with no space)",
+                "https://github.com/davidmigloz/langchain_dart/issues/778 (LongCat streams `data:{...}`)",
             ),
         ),
         description="What the SSE standard allows and OpenAI never sends: a byte-order mark, lines ended by a lone "
-        "CR, `id:` and `event: message` lines on every event, a `retry:` line (RES-12).",
+        "CR, `id:` and `event: message` lines on every event, a `retry:` line, `data:` with no space before its "
+        "value (RES-12).",
         **_text("sse_framing", tags=UNKNOWN_WIRE),
     ),
 )

@@ -200,6 +200,20 @@ class ReadsOnlyUnnamedEvents(HookedAdapter):
     stream_class = _UnnamedEventsStream
 
 
+class _DataSpaceDecoder(SSEDecoder):
+    """The field parsing of many hand-written clients: ``line.startswith("data: ")``, then ``line[6:]``."""
+
+    def _process_lines(self, lines: list[str]) -> list[SSEEvent]:
+        # Bug: `data:{...}` (no space, which the standard allows) is not taken for a data line
+        kept = [line for line in lines if line.startswith("data: ") or not line.startswith("data:")]
+        return super()._process_lines(kept)
+
+
+class NeedsASpaceAfterData(HookedAdapter):
+    def make_decoder(self) -> SSEDecoder:
+        return _DataSpaceDecoder()
+
+
 ADAPTERS: list[BrokenAdapter] = [
     broken(
         "continues_the_latest_call",
@@ -306,5 +320,13 @@ ADAPTERS: list[BrokenAdapter] = [
         "RES-12",
         ["compat_sse_framing"],
         "Skips every event that has an `event:` name, `event: message` (the default type) included.",
+    ),
+    broken(
+        "needs_a_space_after_data",
+        NeedsASpaceAfterData,
+        "RES-12",
+        ["compat_sse_framing"],
+        "Reads only `data: ` lines: a server that writes `data:{...}` (Spring's SSE writer, LongCat) streams "
+        "nothing it reads.",
     ),
 ]
